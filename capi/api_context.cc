@@ -1,0 +1,100 @@
+// dp_context_* and the device queries.
+#include <cstring>
+
+#include "capi/handles.h"
+#include "capi/result.h"
+
+using namespace dp::capi;
+
+extern "C" {
+
+dp_result dp_context_create(const dp_context_options* options, dp_context** out) {
+  return guard([&] {
+    out_ptr(out, "out");
+    dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
+    if (options) {
+      DP_CHECK(options->struct_size >= offsetof(dp_context_options, seed) + sizeof(uint64_t),
+               kInvalidArgument,
+               "options->struct_size = " << options->struct_size << " is smaller than "
+                                         << sizeof(dp_context_options)
+                                         << " (initialise with DP_CONTEXT_OPTIONS_INIT)");
+      o = *options;
+    }
+    DP_CHECK(o.log_level >= DP_LOG_DEBUG && o.log_level <= DP_LOG_ERROR, kInvalidArgument,
+             "options->log_level = " << static_cast<int>(o.log_level) << " is not a dp_log_level");
+    dp::ContextOptions co;
+    co.cpu_devices = o.cpu_devices;
+    co.load_cuda = o.load_cuda != 0;
+    co.allow_tf32 = o.allow_tf32 != 0;
+    co.log_level = o.log_level;
+    if (o.log_fn) {
+      co.log_fn = [fn = o.log_fn, user = o.log_user_data](int level, const char* message) {
+        fn(user, static_cast<dp_log_level>(level), message);
+      };
+    }
+    co.seed = o.seed;
+    auto* h = new dp_context;
+    try {
+      h->rep = dp::Context::create(co);
+    } catch (...) {
+      delete h;
+      throw;
+    }
+    *out = h;
+  });
+}
+
+void dp_context_release(dp_context* ctx) {
+  release(ctx);
+}
+
+dp_result dp_device_count(const dp_context* ctx, dp_device_type type, int32_t* out) {
+  return guard([&] {
+    const auto& c = unwrap(ctx, "ctx");
+    DP_CHECK(type == DP_DEVICE_CPU || type == DP_DEVICE_CUDA, kInvalidArgument,
+             "type = " << static_cast<int>(type) << " is not a dp_device_type");
+    *out_ptr(out, "out") = c->device_count(static_cast<dp::DeviceType>(type));
+  });
+}
+
+dp_result dp_device_name(const dp_context* ctx, dp_device device, char* buf, size_t buf_size,
+                         size_t* needed) {
+  return guard([&] {
+    const auto& c = unwrap(ctx, "ctx");
+    const dp::Device d = to_core(device);
+    c->check_device(d, "device");
+    DP_CHECK(buf != nullptr || buf_size == 0, kInvalidArgument,
+             "buf is NULL but buf_size = " << buf_size);
+    const std::string name = c->backend(d.type).device_name(d.index);
+    if (needed) *needed = name.size() + 1;
+    if (buf_size > 0) {
+      const size_t n = std::min(name.size(), buf_size - 1);
+      std::memcpy(buf, name.data(), n);
+      buf[n] = '\0';
+    }
+  });
+}
+
+dp_result dp_device_memory(const dp_context* ctx, dp_device device, uint64_t* free_bytes,
+                           uint64_t* total_bytes) {
+  return guard([&] {
+    const auto& c = unwrap(ctx, "ctx");
+    const dp::Device d = to_core(device);
+    c->check_device(d, "device");
+    uint64_t f = 0, t = 0;
+    c->backend(d.type).memory_info(d.index, &f, &t);
+    if (free_bytes) *free_bytes = f;
+    if (total_bytes) *total_bytes = t;
+  });
+}
+
+dp_result dp_device_synchronize(dp_context* ctx, dp_device device) {
+  return guard([&] {
+    const auto& c = unwrap(ctx, "ctx");
+    const dp::Device d = to_core(device);
+    c->check_device(d, "device");
+    c->run(d, [&] { c->backend(d.type).synchronize(d.index); });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,66 @@
+#include "capi/handles.h"
+
+namespace dp::capi {
+
+dp_context* retain(dp_context* ctx) {
+  if (ctx) ctx->refs.fetch_add(1, std::memory_order_relaxed);
+  return ctx;
+}
+
+void release(dp_context* ctx) {
+  if (ctx && ctx->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    ctx->tag = Tag::kDead;
+    delete ctx;
+  }
+}
+
+dp_tensor* wrap(dp::Tensor t, dp_context* ctx) {
+  auto* h = new dp_tensor;
+  h->rep = std::move(t);
+  h->ctx = retain(ctx);
+  return h;
+}
+
+dp_context* check(const dp_context* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kContext, kInvalidArgument,
+           arg << " is not a live dp_context handle (released, or another kind of handle)");
+  return const_cast<dp_context*>(h);
+}
+
+dp_tensor* check(const dp_tensor* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kTensor, kInvalidArgument,
+           arg << " is not a live dp_tensor handle (released, or another kind of handle)");
+  return const_cast<dp_tensor*>(h);
+}
+
+dp::Device to_core(dp_device d) {
+  return dp::Device{static_cast<dp::DeviceType>(d.type), static_cast<int>(d.index)};
+}
+
+dp_device to_c(dp::Device d) {
+  return dp_device{static_cast<dp_device_type>(d.type), static_cast<int32_t>(d.index)};
+}
+
+dp::DType to_core(dp_dtype t, const char* arg) {
+  DP_CHECK(t == DP_FLOAT32 || t == DP_FLOAT64 || t == DP_INT64, kInvalidArgument,
+           arg << " = " << static_cast<int>(t)
+               << " is not a dtype (DP_FLOAT32 = 0, DP_FLOAT64 = 1, DP_INT64 = 2)");
+  return static_cast<dp::DType>(t);
+}
+
+dp_dtype to_c(dp::DType t) {
+  return static_cast<dp_dtype>(t);
+}
+
+dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg) {
+  DP_CHECK(ndim <= static_cast<size_t>(dp::kMaxDims), kOutOfRange,
+           "ndim = " << ndim << " but at most " << dp::kMaxDims << " dimensions are supported");
+  DP_CHECK(shape != nullptr || ndim == 0, kInvalidArgument, arg << " is NULL but ndim = " << ndim);
+  dp::Shape s(shape, shape + ndim);
+  dp::checked_numel(s, 1, arg);
+  return s;
+}
+
+}  // namespace dp::capi

@@ -1,0 +1,74 @@
+// The C handles: each is a small struct holding the C++ object (as LevelDB's c.cc does),
+// a reference count where the handle can be shared, and a tag that lets every entry
+// point reject a pointer that is not a live handle of the expected kind.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "dataparallel/dataparallel.h"
+#include "device/context.h"
+#include "error.h"
+#include "tensor/tensor.h"
+
+namespace dp::capi {
+
+enum class Tag : uint32_t {
+  kContext = 0x44504358,  // "DPCX"
+  kTensor = 0x44505453,   // "DPTS"
+  kModule = 0x44504d44,   // "DPMD"
+  kOptimizer = 0x44504f50,
+  kDataParallel = 0x44504450,
+  kDead = 0xdeadbeef,
+};
+
+}  // namespace dp::capi
+
+struct dp_context {
+  dp::capi::Tag tag = dp::capi::Tag::kContext;
+  std::atomic<int> refs{1};
+  std::shared_ptr<dp::Context> rep;
+};
+
+struct dp_tensor {
+  dp::capi::Tag tag = dp::capi::Tag::kTensor;
+  std::atomic<int> refs{1};
+  dp::Tensor rep;
+  dp_context* ctx = nullptr;  // one reference, dropped with the handle
+};
+
+namespace dp::capi {
+
+dp_context* retain(dp_context* ctx);
+void release(dp_context* ctx);
+
+// A new handle (one reference) for t, belonging to ctx.
+dp_tensor* wrap(dp::Tensor t, dp_context* ctx);
+
+// The C++ object behind a handle; throws kInvalidArgument naming `arg` when the pointer
+// is NULL or not a live handle of that kind.
+dp_context* check(const dp_context* h, const char* arg);
+dp_tensor* check(const dp_tensor* h, const char* arg);
+inline const std::shared_ptr<dp::Context>& unwrap(const dp_context* h, const char* arg) {
+  return check(h, arg)->rep;
+}
+inline const dp::Tensor& unwrap(const dp_tensor* h, const char* arg) {
+  return check(h, arg)->rep;
+}
+
+// Checks an output pointer and returns it.
+template <class T>
+T* out_ptr(T* p, const char* arg) {
+  DP_CHECK(p != nullptr, kInvalidArgument, arg << " is NULL");
+  return p;
+}
+
+dp::Device to_core(dp_device d);
+dp_device to_c(dp::Device d);
+dp::DType to_core(dp_dtype t, const char* arg);
+dp_dtype to_c(dp::DType t);
+// shape[0..ndim) as a Shape, checking the pointer, ndim and every size.
+dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg);
+
+}  // namespace dp::capi

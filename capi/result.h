@@ -1,0 +1,29 @@
+// Turning core exceptions into dp_result values and the thread-local message. Every
+// extern "C" function runs its body through guard(), so no exception crosses the ABI.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "dataparallel/dataparallel.h"
+#include "error.h"
+
+namespace dp::capi {
+
+// Records the message for dp_last_error() on this thread and returns the code.
+dp_result set_error(dp_result code, const std::string& message);
+// Translates the exception being handled (call only inside a catch block).
+dp_result translate_current_exception();
+
+template <class F>
+dp_result guard(F&& f) noexcept {
+  try {
+    f();
+    return DP_OK;
+  } catch (...) {
+    return translate_current_exception();
+  }
+}
+
+}  // namespace dp::capi

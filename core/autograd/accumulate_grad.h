@@ -1,0 +1,25 @@
+// The node at the end of every path to a leaf: adds the incoming gradient into the
+// leaf's `grad` (taking the tensor over when nothing else holds it).
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.h"
+
+namespace dp {
+
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(const Tensor& leaf);
+  // The leaf's accumulator, created on first use and shared by every use after.
+  static std::shared_ptr<Node> for_leaf(const Tensor& leaf);
+
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  const char* name() const override { return "AccumulateGrad"; }
+  const Tensor& leaf() const { return leaf_; }
+
+ private:
+  Tensor leaf_;
+};
+
+}  // namespace dp

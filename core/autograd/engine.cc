@@ -1,0 +1,215 @@
+#include "autograd/engine.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "autograd/function.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "device/context.h"
+#include "error.h"
+#include "ops/ops.h"
+
+namespace dp {
+
+namespace {
+
+using DeviceKey = std::pair<int, int>;  // (type, index)
+
+DeviceKey key_of(Device d) {
+  return {static_cast<int>(d.type), d.index};
+}
+
+// One backward call's state, shared by the caller and the device drains.
+struct GraphTask {
+  // Raw: backward() holds the context for the whole call, and a drain's task object may
+  // outlive the call by a moment on a worker, where it must not end the context.
+  Context* ctx = nullptr;
+  bool retain_graph = false;
+
+  std::mutex mu;
+  std::condition_variable done_cv;
+  std::unordered_map<Node*, int> dependencies;
+  // Per node: per forward output, the gradients received so far (summed when it runs).
+  std::unordered_map<Node*, std::vector<std::vector<Tensor>>> inputs;
+  std::map<DeviceKey, std::deque<std::shared_ptr<Node>>> ready;
+  std::map<DeviceKey, bool> draining;
+  int outstanding = 0;  // nodes queued or running
+  std::exception_ptr error;
+
+  bool finished() const {
+    for (const auto& [k, active] : draining) {
+      if (active) return false;
+    }
+    return error || outstanding == 0;
+  }
+};
+
+void drain(const std::shared_ptr<GraphTask>& task, Device device);
+
+// Queues a node whose gradients are complete. Caller holds task->mu.
+void enqueue(const std::shared_ptr<GraphTask>& task, const std::shared_ptr<Node>& node) {
+  const Device dev = node->device();
+  const DeviceKey key = key_of(dev);
+  task->ready[key].push_back(node);
+  ++task->outstanding;
+  if (!task->draining[key]) {
+    task->draining[key] = true;
+    task->ctx->worker(dev).post([task, dev] { drain(task, dev); });
+  }
+}
+
+void add_input(GraphTask& task, Node* node, uint32_t slot, Tensor grad) {
+  auto& slots = task.inputs[node];
+  if (slots.empty()) slots.resize(node->num_outputs());
+  slots[slot].push_back(std::move(grad));
+}
+
+// Runs the ready nodes of one device until its queue is empty.
+void drain(const std::shared_ptr<GraphTask>& task, Device device) {
+  GradModeGuard no_grad(false);
+  const DeviceKey key = key_of(device);
+  for (;;) {
+    std::shared_ptr<Node> node;
+    std::vector<std::vector<Tensor>> pending;
+    {
+      std::lock_guard<std::mutex> lock(task->mu);
+      auto& queue = task->ready[key];
+      if (task->error || queue.empty()) {
+        task->draining[key] = false;
+        if (task->finished()) task->done_cv.notify_all();
+        return;
+      }
+      node = std::move(queue.front());
+      queue.pop_front();
+      auto it = task->inputs.find(node.get());
+      if (it != task->inputs.end()) {
+        pending = std::move(it->second);
+        task->inputs.erase(it);
+      }
+    }
+    std::vector<Tensor> outputs;
+    try {
+      std::vector<Tensor> grads(node->num_outputs());
+      bool any = false;
+      for (size_t i = 0; i < pending.size() && i < grads.size(); ++i) {
+        for (Tensor& g : pending[i]) {
+          if (!g.defined()) continue;
+          grads[i] = grads[i].defined() ? ops::add(grads[i], g) : std::move(g);
+          any = true;
+        }
+      }
+      if (any) outputs = node->apply(std::move(grads));
+      if (!task->retain_graph) node->release_saved();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(task->mu);
+      if (!task->error) task->error = std::current_exception();
+      --task->outstanding;
+      continue;  // the loop sees the error and stops this drain
+    }
+    std::lock_guard<std::mutex> lock(task->mu);
+    const auto& edges = node->next_edges();
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
+      if (!e.valid()) continue;
+      if (i < outputs.size() && outputs[i].defined()) {
+        add_input(*task, e.fn.get(), e.input_nr, std::move(outputs[i]));
+      }
+      if (--task->dependencies[e.fn.get()] == 0) enqueue(task, e.fn);
+    }
+    --task->outstanding;
+  }
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
+              const BackwardOptions& options) {
+  DP_CHECK(!roots.empty(), kInvalidArgument, "backward needs at least one tensor");
+  DP_CHECK(grads.empty() || grads.size() == roots.size(), kInvalidArgument,
+           "backward got " << roots.size() << " tensors but " << grads.size() << " gradients");
+  DP_CHECK(roots[0].defined(), kInvalidArgument, "backward: tensor 0 is undefined");
+  const std::shared_ptr<Context> ctx = roots[0].context();
+  auto task = std::make_shared<GraphTask>();
+  task->ctx = ctx.get();
+  task->retain_graph = options.retain_graph;
+  for (DeviceType t : {DeviceType::kCpu, DeviceType::kCuda}) {
+    for (int i = 0; i < task->ctx->device_count(t); ++i) {
+      DP_CHECK(!task->ctx->worker(Device{t, i}).is_current(), kState,
+               "backward cannot run inside a device task (such as a custom module's forward)");
+    }
+  }
+
+  // The roots' edges and their starting gradients.
+  std::vector<Edge> root_edges;
+  std::vector<Tensor> root_grads;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Tensor& r = roots[i];
+    DP_CHECK(r.defined(), kInvalidArgument, "backward: tensor " << i << " is undefined");
+    DP_CHECK(r.requires_grad(), kState,
+             "backward: tensor " << i << " does not require grad and has no grad_fn");
+    Tensor g = grads.empty() ? Tensor() : grads[i];
+    if (!g.defined()) {
+      DP_CHECK(r.numel() == 1, kInvalidArgument,
+               "backward: a gradient can be created implicitly only for one-element tensors, "
+               "but tensor "
+                   << i << " has shape " << shape_str(r.shape()));
+      g = ops::full(ctx, r.shape(), r.dtype(), r.device(), 1.0);
+    } else {
+      DP_CHECK(g.shape() == r.shape(), kShapeMismatch,
+               "backward: gradient " << i << " has shape " << shape_str(g.shape())
+                                     << " but its tensor has shape " << shape_str(r.shape()));
+      DP_CHECK(g.dtype() == r.dtype(), kDtypeMismatch,
+               "backward: gradient " << i << " is " << dtype_name(g.dtype())
+                                     << " but its tensor is " << dtype_name(r.dtype()));
+      if (g.device() != r.device()) g = ops::to_device(g.detach(), r.device());
+    }
+    root_edges.push_back(gradient_edge(r));
+    root_grads.push_back(std::move(g));
+  }
+
+  // Count the gradients each reachable node waits for.
+  {
+    std::vector<Node*> stack;
+    std::unordered_map<Node*, bool> seen;
+    for (const Edge& e : root_edges) {
+      if (!seen[e.fn.get()]) {
+        seen[e.fn.get()] = true;
+        stack.push_back(e.fn.get());
+      }
+    }
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge& e : n->next_edges()) {
+        if (!e.valid()) continue;
+        ++task->dependencies[e.fn.get()];
+        if (!seen[e.fn.get()]) {
+          seen[e.fn.get()] = true;
+          stack.push_back(e.fn.get());
+        }
+      }
+    }
+  }
+
+  {
+    std::unique_lock<std::mutex> lock(task->mu);
+    for (size_t i = 0; i < root_edges.size(); ++i) {
+      add_input(*task, root_edges[i].fn.get(), root_edges[i].input_nr, std::move(root_grads[i]));
+    }
+    std::unordered_map<Node*, bool> queued;
+    for (const Edge& e : root_edges) {
+      if (task->dependencies[e.fn.get()] == 0 && !queued[e.fn.get()]) {
+        queued[e.fn.get()] = true;
+        enqueue(task, e.fn);
+      }
+    }
+    task->done_cv.wait(lock, [&] { return task->finished(); });
+    if (task->error) std::rethrow_exception(task->error);
+  }
+}
+
+}  // namespace dp

@@ -1,0 +1,189 @@
+// The Backend interface: everything the core asks of a device type. The CPU backend
+// lives in core/device; the CUDA backend is a plugin (libdataparallel_cuda.so) built from
+// cuda/. This header is the plugin's whole contract with the core, so it is header-only:
+// plain structs and a pure virtual class, nothing the plugin would have to link against.
+//
+// Rules every implementation follows:
+// - Kernels see contiguous row-major tensors (KView) already allocated by the core, and
+//   only ever run on the worker thread of the device they are given, so per-device state
+//   needs no lock. allocate/deallocate and the device queries may run on any thread.
+// - Failures are reported by calling host().raise(code, message), which throws the core's
+//   error type through the backend's frames: keep backend code exception-safe (RAII).
+// - float32 is the fast path. float64 exists for reference checks in tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "device/device.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+
+namespace dp {
+
+// A contiguous row-major tensor as a kernel sees it.
+struct KView {
+  void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  int ndim = 0;
+  int64_t shape[kMaxDims] = {};
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+  }
+  int64_t size(int d) const { return shape[d]; }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv };
+enum class UnaryOp : int { kRelu, kGelu, kTanh, kSigmoid, kExp, kLog };
+enum class PoolKind : int { kMax, kAvg };
+
+struct MatmulParams {
+  bool trans_a = false;     // a is stored [K, M] (or [B, K, M])
+  bool trans_b = false;     // b is stored [N, K] (or [B, N, K])
+  bool accumulate = false;  // out += a @ b instead of out = a @ b
+  bool relu = false;        // out = relu(a @ b + bias)
+};
+
+struct Conv2dParams {  // dilation 1, groups 1; the kernel size comes from the weight
+  int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+
+struct Pool2dParams {
+  PoolKind kind = PoolKind::kMax;
+  int kernel_h = 2, kernel_w = 2, stride_h = 2, stride_w = 2, pad_h = 0, pad_w = 0;
+  // Average pooling divides by the full window including padding (PyTorch's default).
+};
+
+struct SgdParams {
+  double lr = 0.01, momentum = 0, dampening = 0, weight_decay = 0;
+  bool nesterov = false;
+  bool first_step = true;  // the momentum buffer starts as the (decayed) gradient
+};
+
+struct AdamParams {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
+  bool decoupled = false;  // AdamW: decay the parameter, not the gradient
+  int64_t step = 1;        // 1 for the first update (bias correction)
+};
+
+// Services the core offers a backend.
+struct BackendHost {
+  // Throws the core's error with `code` (a dp::Code value). Never returns.
+  [[noreturn]] void (*raise)(int code, const char* message);
+  // Sends a message to the context's log callback (level: a dp_log_level value).
+  void (*log)(void* log_state, int level, const char* message);
+  void* log_state;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // --- devices (any thread) ---
+  virtual DeviceType type() const = 0;
+  virtual int device_count() const = 0;
+  virtual std::string device_name(int dev) const = 0;
+  virtual void memory_info(int dev, uint64_t* free_bytes, uint64_t* total_bytes) const = 0;
+  // The physical device a logical one runs on (CUDA ordinal; CPU devices: 0).
+  virtual int physical_index(int dev) const = 0;
+
+  // --- worker life cycle (on the device's worker thread) ---
+  virtual void worker_started(int dev) = 0;
+  virtual void worker_stopping(int dev) = 0;
+  // Waits until all work queued on the device has finished.
+  virtual void synchronize(int dev) = 0;
+
+  // --- memory (any thread) ---
+  // At least 64-byte aligned. Raises kOutOfMemory when it cannot.
+  virtual void* allocate(int dev, size_t nbytes) = 0;
+  virtual void deallocate(int dev, void* ptr, size_t nbytes) noexcept = 0;
+
+  // --- copies (on the worker of `exec`, one of the two devices) ---
+  // rows x row_bytes, rows `*_pitch` bytes apart. Either side may be a CPU device when the
+  // backend is not the CPU backend (host <-> device copies).
+  virtual void copy_2d(Device exec, Device dst_dev, void* dst, size_t dst_pitch, Device src_dev,
+                       const void* src, size_t src_pitch, size_t row_bytes, size_t rows) = 0;
+
+  // --- kernels (on the worker of `dev`; every view lives on `dev`) ---
+  virtual void fill(int dev, const KView& out, double value) = 0;
+  virtual void cast(int dev, const KView& x, const KView& out) = 0;
+  // out = a op b with NumPy broadcasting (a and b right-aligned to out's shape).
+  // out may alias a (in-place) when a has out's shape.
+  virtual void binary(int dev, BinaryOp op, const KView& a, const KView& b, const KView& out) = 0;
+  // out = alpha * x + beta (out may alias x).
+  virtual void affine(int dev, const KView& x, const KView& out, double alpha, double beta) = 0;
+  virtual void unary(int dev, UnaryOp op, const KView& x, const KView& out) = 0;
+  // grad_in = grad_out * f'(.). `saved` is the input x for kRelu, kGelu and kLog and the
+  // output y for kTanh, kSigmoid and kExp.
+  virtual void unary_backward(int dev, UnaryOp op, const KView& grad_out, const KView& saved,
+                              const KView& grad_in) = 0;
+  // out has x's ndim with size 1 in every reduced dimension.
+  virtual void reduce_sum(int dev, const KView& x, const KView& out) = 0;
+  // out (int64) is x without dimension `dim`; ties pick the first index.
+  virtual void argmax(int dev, const KView& x, int dim, const KView& out) = 0;
+  // out = a @ b (+ bias broadcast over rows) (then relu). 2-D, or 3-D batched.
+  virtual void matmul(int dev, const KView& a, const KView& b, const KView* bias, const KView& out,
+                      const MatmulParams& p) = 0;
+  virtual void softmax(int dev, const KView& x, int dim, bool log, const KView& out) = 0;
+  virtual void softmax_backward(int dev, const KView& grad_out, const KView& out, int dim, bool log,
+                                const KView& grad_in) = 0;
+  // x [N, C, H, W], w [O, C, KH, KW], bias [O] or null, y [N, O, OH, OW].
+  virtual void conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
+                      const Conv2dParams& p) = 0;
+  virtual void conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
+                                    const Conv2dParams& p) = 0;
+  virtual void conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
+                                       const KView* gbias, const Conv2dParams& p) = 0;
+  // Bytes of backend-private workspace that pool2d fills and pool2d_backward reads.
+  virtual size_t pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
+                                        const Pool2dParams& p) = 0;
+  virtual void pool2d(int dev, const KView& x, const KView& y, void* workspace,
+                      const Pool2dParams& p) = 0;
+  virtual void pool2d_backward(int dev, const KView& gy, const KView& x, const void* workspace,
+                               const KView& gx, const Pool2dParams& p) = 0;
+  // x [N, C] or [N, C, H, W]; statistics per channel. training: writes the batch mean and
+  // biased variance into mean/var; else normalises with them.
+  virtual void batch_norm(int dev, const KView& x, const KView& gamma, const KView& beta,
+                          const KView& mean, const KView& var, const KView& y, double eps,
+                          bool training) = 0;
+  // Backward of training-mode batch norm with the batch statistics mean/var.
+  virtual void batch_norm_backward(int dev, const KView& gy, const KView& x, const KView& gamma,
+                                   const KView& mean, const KView& var, const KView& gx,
+                                   const KView& ggamma, const KView& gbeta, double eps) = 0;
+  // mask[i] = 0 with probability p, else 1 / (1 - p). Element i's draw depends only on
+  // (seed, i), so every backend draws the same mask.
+  virtual void dropout_mask(int dev, const KView& mask, double p, uint64_t seed) = 0;
+  // out[i, :] = weight[idx[i], :]; raises kOutOfRange for an index outside [0, rows).
+  virtual void embedding(int dev, const KView& idx, const KView& weight, const KView& out) = 0;
+  // gw (zeroed by the caller) += scatter of gy rows by idx.
+  virtual void embedding_backward(int dev, const KView& idx, const KView& gy, const KView& gw) = 0;
+  // Mean negative log-likelihood: out (0-dim) = -mean(logp[i, target[i]]). Raises
+  // kOutOfRange for a target outside [0, C).
+  virtual void nll_loss(int dev, const KView& logp, const KView& target, const KView& out) = 0;
+  // grad_logp = d(out)/d(logp) * grad_out (0-dim).
+  virtual void nll_loss_backward(int dev, const KView& grad_out, const KView& target,
+                                 const KView& grad_logp) = 0;
+  // In-place optimizer updates with PyTorch's rules. momentum_buf null when momentum == 0.
+  virtual void sgd_step(int dev, const KView& param, const KView& grad, const KView* momentum_buf,
+                        const SgdParams& p) = 0;
+  virtual void adam_step(int dev, const KView& param, const KView& grad, const KView& m,
+                         const KView& v, const AdamParams& p) = 0;
+};
+
+// The CUDA plugin exports one function of this type, named kCudaPluginEntry. It returns
+// a backend (owned by the caller, destroyed with delete through the virtual destructor),
+// or null with *why set to a static or thread-local message (no driver, no GPU).
+using CudaPluginEntryFn = Backend* (*)(const BackendHost* host, int abi_version, bool allow_tf32,
+                                       const char** why);
+constexpr const char* kCudaPluginEntry = "dp_cuda_plugin_entry";
+constexpr int kBackendAbiVersion = 1;
+
+}  // namespace dp

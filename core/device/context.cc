@@ -1,0 +1,196 @@
+#include "device/context.h"
+
+#include <dlfcn.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "device/cpu_backend.h"
+#include "error.h"
+
+namespace dp {
+
+namespace {
+
+[[noreturn]] void raise_error(int code, const char* message) {
+  throw Error(static_cast<Code>(code), message ? message : "backend error");
+}
+
+void log_to_context(void* state, int level, const char* message) {
+  static_cast<const Context*>(state)->log(level, message);
+}
+
+std::string directory_of_this_library() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&default_cpu_devices), &info) == 0 || !info.dli_fname) {
+    return "";
+  }
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+int default_cpu_devices() {
+  if (const char* env = std::getenv("DP_CPU_DEVICES"); env && *env) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    DP_CHECK(*end == '\0' && n > 0 && n <= 4096, kInvalidArgument,
+             "DP_CPU_DEVICES = \"" << env << "\" is not a device count between 1 and 4096");
+    return static_cast<int>(n);
+  }
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+Context::Context(const ContextOptions& options) : options_(options) {
+  host_.raise = &raise_error;
+  host_.log = &log_to_context;
+  host_.log_state = this;
+}
+
+std::shared_ptr<Context> Context::create(const ContextOptions& options) {
+  DP_CHECK(options.cpu_devices >= 0, kInvalidArgument,
+           "cpu_devices = " << options.cpu_devices << " is negative");
+  ContextOptions opts = options;
+  if (opts.cpu_devices == 0) opts.cpu_devices = default_cpu_devices();
+  std::shared_ptr<Context> ctx(new Context(opts));
+  ctx->cpu_ = std::make_shared<CpuBackend>(opts.cpu_devices);
+  if (opts.load_cuda) ctx->load_cuda();
+  ctx->start_workers();
+  return ctx;
+}
+
+void Context::load_cuda() {
+  std::string path;
+  if (const char* env = std::getenv("DP_CUDA_PLUGIN"); env && *env) {
+    path = env;
+  } else {
+    const std::string dir = directory_of_this_library();
+    for (const std::string& candidate :
+         {dir + "/libdataparallel_cuda.so", dir + "/../lib/libdataparallel_cuda.so"}) {
+      if (access(candidate.c_str(), R_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty()) path = "libdataparallel_cuda.so";
+  }
+  cuda_plugin_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!cuda_plugin_) {
+    const char* why = dlerror();
+    cuda_status_ = "CUDA plugin not loaded (" + std::string(why ? why : path) + ")";
+    log(kLogInfo, cuda_status_ + "; using CPU devices only");
+    return;
+  }
+  auto entry = reinterpret_cast<CudaPluginEntryFn>(dlsym(cuda_plugin_, kCudaPluginEntry));
+  if (!entry) {
+    cuda_status_ = "CUDA plugin " + path + " has no entry point " + kCudaPluginEntry;
+    log(kLogWarning, cuda_status_);
+    dlclose(cuda_plugin_);
+    cuda_plugin_ = nullptr;
+    return;
+  }
+  const char* why = nullptr;
+  Backend* backend = entry(&host_, kBackendAbiVersion, options_.allow_tf32, &why);
+  if (!backend) {
+    cuda_status_ = std::string("no CUDA devices: ") + (why ? why : "unknown reason");
+    log(kLogInfo, cuda_status_ + "; using CPU devices only");
+    return;  // keep the plugin loaded: the runtime may not like being unloaded
+  }
+  cuda_.reset(backend);
+}
+
+void Context::start_workers() {
+  for (int i = 0; i < cpu_->device_count(); ++i) {
+    Backend* b = cpu_.get();
+    cpu_workers_.push_back(std::make_unique<Worker>(
+        "cpu:" + std::to_string(i), [b, i] { b->worker_started(i); },
+        [b, i] { b->worker_stopping(i); }));
+  }
+  if (cuda_) {
+    for (int i = 0; i < cuda_->device_count(); ++i) {
+      Backend* b = cuda_.get();
+      cuda_workers_.push_back(std::make_unique<Worker>(
+          "cuda:" + std::to_string(i), [b, i] { b->worker_started(i); },
+          [b, i] { b->worker_stopping(i); }));
+    }
+  }
+}
+
+void Context::shutdown() {
+  cpu_workers_.clear();
+  cuda_workers_.clear();
+}
+
+Context::~Context() {
+  shutdown();
+  // The backends stay alive while any storage still points at them; the plugin stays
+  // mapped for the life of the process for the same reason.
+}
+
+int Context::device_count(DeviceType type) const {
+  if (type == DeviceType::kCpu) return static_cast<int>(cpu_workers_.size());
+  return static_cast<int>(cuda_workers_.size());
+}
+
+void Context::check_device(Device device, const char* what) const {
+  DP_CHECK(device.type == DeviceType::kCpu || device.type == DeviceType::kCuda, kInvalidArgument,
+           what << " has device type " << static_cast<int>(device.type)
+                << ", which is neither CPU (0) nor CUDA (1)");
+  const int n = device_count(device.type);
+  DP_CHECK(
+      device.index >= 0 && device.index < n, kOutOfRange,
+      what << " = " << device.str() << " but only " << n
+           << (device.type == DeviceType::kCpu ? " CPU" : " CUDA") << " devices exist"
+           << (device.type == DeviceType::kCuda && !cuda_status_.empty() ? " (" + cuda_status_ + ")"
+                                                                         : ""));
+}
+
+std::vector<Device> Context::default_devices() const {
+  std::vector<Device> out;
+  const DeviceType t = device_count(DeviceType::kCuda) > 0 ? DeviceType::kCuda : DeviceType::kCpu;
+  for (int i = 0; i < device_count(t); ++i) out.push_back(Device{t, i});
+  return out;
+}
+
+Backend& Context::backend(DeviceType type) const {
+  return *backend_ptr(type);
+}
+
+const std::shared_ptr<Backend>& Context::backend_ptr(DeviceType type) const {
+  if (type == DeviceType::kCuda) {
+    DP_CHECK(cuda_ != nullptr, kOutOfRange, "no CUDA devices exist (" << cuda_status_ << ")");
+    return cuda_;
+  }
+  return cpu_;
+}
+
+Worker& Context::worker(Device device) const {
+  const auto& workers = device.type == DeviceType::kCpu ? cpu_workers_ : cuda_workers_;
+  DP_CHECK(device.index >= 0 && static_cast<size_t>(device.index) < workers.size(), kOutOfRange,
+           "device " << device.str() << " does not exist (" << workers.size() << " "
+                     << (device.type == DeviceType::kCpu ? "CPU" : "CUDA")
+                     << " devices; the context may have been released)");
+  return *workers[device.index];
+}
+
+void Context::log(int level, const std::string& message) const {
+  if (options_.log_fn && level >= options_.log_level) {
+    options_.log_fn(level, message.c_str());
+  }
+}
+
+uint64_t Context::next_seed() {
+  uint64_t z = options_.seed + (seed_counter_.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace dp

@@ -1,0 +1,88 @@
+// Context: the devices of one library instance, their backends and worker threads, the
+// log callback and the seed. Everything mutable that the core keeps lives here.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device/backend.h"
+#include "device/device.h"
+#include "device/worker.h"
+
+namespace dp {
+
+using LogFn = std::function<void(int level, const char* message)>;
+
+enum LogLevel : int { kLogDebug = 0, kLogInfo = 1, kLogWarning = 2, kLogError = 3 };
+
+struct ContextOptions {
+  int cpu_devices = 0;  // 0: DP_CPU_DEVICES, else the cores this process may use
+  bool load_cuda = true;
+  bool allow_tf32 = false;
+  int log_level = kLogWarning;
+  LogFn log_fn;  // empty: silent
+  uint64_t seed = 0;
+};
+
+class Context : public std::enable_shared_from_this<Context> {
+ public:
+  static std::shared_ptr<Context> create(const ContextOptions& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const ContextOptions& options() const { return options_; }
+
+  int device_count(DeviceType type) const;
+  // Throws kOutOfRange naming `what` when the device does not exist.
+  void check_device(Device device, const char* what) const;
+  // Devices of the accelerator in use: every CUDA device, else every CPU device.
+  std::vector<Device> default_devices() const;
+
+  Backend& backend(DeviceType type) const;
+  const std::shared_ptr<Backend>& backend_ptr(DeviceType type) const;
+  Worker& worker(Device device) const;
+
+  // Runs f on the device's worker (inline when already there) and returns its result.
+  template <class F>
+  auto run(Device device, F&& f) {
+    return worker(device).run(std::forward<F>(f));
+  }
+
+  void log(int level, const std::string& message) const;
+  // A fresh seed for the next parameter initialisation or dropout call: deterministic
+  // for a given context seed and call order.
+  uint64_t next_seed();
+
+  // Why CUDA is unavailable ("" when it is available or was not requested).
+  const std::string& cuda_status() const { return cuda_status_; }
+
+  // Stops the worker threads (after their queued work). Called by the destructor;
+  // idempotent. Must not run on a worker thread.
+  void shutdown();
+
+ private:
+  explicit Context(const ContextOptions& options);
+  void load_cuda();
+  void start_workers();
+
+  ContextOptions options_;
+  BackendHost host_{};
+  std::shared_ptr<Backend> cpu_;
+  std::shared_ptr<Backend> cuda_;
+  void* cuda_plugin_ = nullptr;
+  std::string cuda_status_;
+  std::vector<std::unique_ptr<Worker>> cpu_workers_;
+  std::vector<std::unique_ptr<Worker>> cuda_workers_;
+  std::atomic<uint64_t> seed_counter_{0};
+};
+
+// Number of CPU devices a context gets by default: DP_CPU_DEVICES if set, else the cores
+// this process may run on. Throws kInvalidArgument for a malformed DP_CPU_DEVICES.
+int default_cpu_devices();
+
+}  // namespace dp

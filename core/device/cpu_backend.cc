@@ -1,0 +1,348 @@
+#include "device/cpu_backend.h"
+
+#include <sys/sysinfo.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "device/cpu_dnnl.h"
+#include "device/cpu_reference.h"
+#include "error.h"
+
+namespace dp {
+
+namespace {
+
+// Calls f(T{}) for the floating dtype of `v`; other dtypes are an error naming `op`.
+template <class F>
+void by_float(const KView& v, const char* op, F&& f) {
+  switch (v.dtype) {
+    case DType::kFloat32:
+      f(float{});
+      return;
+    case DType::kFloat64:
+      f(double{});
+      return;
+    default:
+      DP_THROW(kDtypeMismatch, op << " needs float32 or float64, got " << dtype_name(v.dtype));
+  }
+}
+
+bool f32(const KView& v) {
+  return v.dtype == DType::kFloat32;
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int devices) {
+  devices_.reserve(devices);
+  for (int i = 0; i < devices; ++i) devices_.emplace_back(nullptr, [](dnnl_cpu::DnnlDevice*) {});
+}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::device_name(int dev) const {
+  return "cpu:" + std::to_string(dev) + " (virtual CPU device, 1 thread, oneDNN)";
+}
+
+void CpuBackend::memory_info(int, uint64_t* free_bytes, uint64_t* total_bytes) const {
+  struct sysinfo info {};
+  if (sysinfo(&info) != 0) {
+    *free_bytes = *total_bytes = 0;
+    return;
+  }
+  *total_bytes = static_cast<uint64_t>(info.totalram) * info.mem_unit;
+  *free_bytes = static_cast<uint64_t>(info.freeram + info.bufferram) * info.mem_unit;
+}
+
+void CpuBackend::worker_started(int dev) {
+  devices_[dev] = dnnl_cpu::make_device();
+}
+
+void CpuBackend::worker_stopping(int dev) {
+  devices_[dev] = {nullptr, [](dnnl_cpu::DnnlDevice*) {}};
+}
+
+dnnl_cpu::DnnlDevice& CpuBackend::dnnl(int dev) {
+  DP_CHECK(devices_[dev] != nullptr, kInternal,
+           "cpu:" << dev << " kernel called outside its worker thread");
+  return *devices_[dev];
+}
+
+size_t CpuBackend::primitive_cache_size(int dev) const {
+  return devices_[dev] ? dnnl_cpu::cache_size(*devices_[dev]) : 0;
+}
+
+void* CpuBackend::allocate(int dev, size_t nbytes) {
+  const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  DP_CHECK(p != nullptr, kOutOfMemory,
+           "cpu:" << dev << " could not allocate " << nbytes << " bytes");
+  return p;
+}
+
+void CpuBackend::deallocate(int, void* ptr, size_t) noexcept {
+  std::free(ptr);
+}
+
+void CpuBackend::copy_2d(Device, Device, void* dst, size_t dst_pitch, Device, const void* src,
+                         size_t src_pitch, size_t row_bytes, size_t rows) {
+  if (rows == 0 || row_bytes == 0 || dst == src) return;
+  if (dst_pitch == row_bytes && src_pitch == row_bytes) {
+    std::memcpy(dst, src, row_bytes * rows);
+    return;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                static_cast<const char*>(src) + r * src_pitch, row_bytes);
+  }
+}
+
+void CpuBackend::fill(int, const KView& out, double value) {
+  const int64_t n = out.numel();
+  switch (out.dtype) {
+    case DType::kFloat32:
+      std::fill(out.as<float>(), out.as<float>() + n, static_cast<float>(value));
+      break;
+    case DType::kFloat64:
+      std::fill(out.as<double>(), out.as<double>() + n, value);
+      break;
+    case DType::kInt64:
+      std::fill(out.as<int64_t>(), out.as<int64_t>() + n, static_cast<int64_t>(value));
+      break;
+    case DType::kUInt8:
+      std::memset(out.data, static_cast<int>(value), n);
+      break;
+  }
+}
+
+namespace {
+template <class To>
+void cast_to(const KView& x, To* out) {
+  const int64_t n = x.numel();
+  switch (x.dtype) {
+    case DType::kFloat32:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<float>()[i]);
+      break;
+    case DType::kFloat64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<double>()[i]);
+      break;
+    case DType::kInt64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<int64_t>()[i]);
+      break;
+    case DType::kUInt8:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<uint8_t>()[i]);
+      break;
+  }
+}
+}  // namespace
+
+void CpuBackend::cast(int, const KView& x, const KView& out) {
+  switch (out.dtype) {
+    case DType::kFloat32:
+      cast_to(x, out.as<float>());
+      break;
+    case DType::kFloat64:
+      cast_to(x, out.as<double>());
+      break;
+    case DType::kInt64:
+      cast_to(x, out.as<int64_t>());
+      break;
+    case DType::kUInt8:
+      cast_to(x, out.as<uint8_t>());
+      break;
+  }
+}
+
+void CpuBackend::binary(int dev, BinaryOp op, const KView& a, const KView& b, const KView& out) {
+  if (f32(out) && dnnl_cpu::binary(dnnl(dev), op, a, b, out)) return;
+  if (out.dtype == DType::kInt64) return ref::binary<int64_t>(op, a, b, out);
+  by_float(out, "binary op", [&](auto t) { ref::binary<decltype(t)>(op, a, b, out); });
+}
+
+void CpuBackend::affine(int dev, const KView& x, const KView& out, double alpha, double beta) {
+  if (f32(out) && dnnl_cpu::affine(dnnl(dev), x, out, alpha, beta)) return;
+  by_float(out, "affine", [&](auto t) { ref::affine<decltype(t)>(x, out, alpha, beta); });
+}
+
+void CpuBackend::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
+  if (f32(out) && dnnl_cpu::unary(dnnl(dev), op, x, out)) return;
+  by_float(out, "unary op", [&](auto t) { ref::unary<decltype(t)>(op, x, out); });
+}
+
+void CpuBackend::unary_backward(int dev, UnaryOp op, const KView& gy, const KView& saved,
+                                const KView& gx) {
+  if (f32(gx) && dnnl_cpu::unary_backward(dnnl(dev), op, gy, saved, gx)) return;
+  by_float(gx, "unary backward",
+           [&](auto t) { ref::unary_backward<decltype(t)>(op, gy, saved, gx); });
+}
+
+void CpuBackend::reduce_sum(int dev, const KView& x, const KView& out) {
+  if (f32(out) && dnnl_cpu::reduce_sum(dnnl(dev), x, out)) return;
+  if (out.dtype == DType::kInt64) return ref::reduce_sum<int64_t>(x, out);
+  by_float(out, "sum", [&](auto t) { ref::reduce_sum<decltype(t)>(x, out); });
+}
+
+void CpuBackend::argmax(int, const KView& x, int dim, const KView& out) {
+  by_float(x, "argmax", [&](auto t) { ref::argmax<decltype(t)>(x, dim, out); });
+}
+
+void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
+                        const KView& out, const MatmulParams& p) {
+  if (f32(out) && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
+  by_float(out, "matmul", [&](auto t) { ref::matmul<decltype(t)>(a, b, bias, out, p); });
+}
+
+void CpuBackend::softmax(int dev, const KView& x, int dim, bool log, const KView& out) {
+  if (f32(out) && dnnl_cpu::softmax(dnnl(dev), x, dim, log, out)) return;
+  by_float(out, "softmax", [&](auto t) { ref::softmax<decltype(t)>(x, dim, log, out); });
+}
+
+void CpuBackend::softmax_backward(int dev, const KView& gy, const KView& y, int dim, bool log,
+                                  const KView& gx) {
+  if (f32(gx) && dnnl_cpu::softmax_backward(dnnl(dev), gy, y, dim, log, gx)) return;
+  by_float(gx, "softmax backward",
+           [&](auto t) { ref::softmax_backward<decltype(t)>(gy, y, dim, log, gx); });
+}
+
+void CpuBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
+                        const Conv2dParams& p) {
+  if (f32(y) && dnnl_cpu::conv2d(dnnl(dev), x, w, bias, y, p)) return;
+  by_float(y, "conv2d", [&](auto t) { ref::conv2d<decltype(t)>(x, w, bias, y, p); });
+}
+
+void CpuBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
+                                      const Conv2dParams& p) {
+  if (f32(gx) && dnnl_cpu::conv2d_backward_data(dnnl(dev), gy, w, gx, p)) return;
+  by_float(gx, "conv2d backward",
+           [&](auto t) { ref::conv2d_backward_data<decltype(t)>(gy, w, gx, p); });
+}
+
+void CpuBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
+                                         const KView* gbias, const Conv2dParams& p) {
+  if (f32(gw) && dnnl_cpu::conv2d_backward_weights(dnnl(dev), x, gy, gw, gbias, p)) return;
+  by_float(gw, "conv2d backward",
+           [&](auto t) { ref::conv2d_backward_weights<decltype(t)>(x, gy, gw, gbias, p); });
+}
+
+size_t CpuBackend::pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
+                                          const Pool2dParams& p) {
+  if (p.kind != PoolKind::kMax) return 0;
+  if (f32(x)) {
+    const size_t bytes = dnnl_cpu::pool2d_workspace_bytes(dnnl(dev), x, y, p);
+    if (bytes > 0 || y.numel() == 0) return bytes;
+  }
+  return static_cast<size_t>(y.numel()) * sizeof(int64_t);  // the reference's indices
+}
+
+// float32 max pooling keeps oneDNN's workspace; the reference path (float64, and float32
+// shapes oneDNN declines) keeps int64 indices. Both sides decide the same way, so
+// pool2d_backward reads what pool2d wrote.
+void CpuBackend::pool2d(int dev, const KView& x, const KView& y, void* workspace,
+                        const Pool2dParams& p) {
+  if (f32(y) && dnnl_cpu::pool2d(dnnl(dev), x, y, workspace, p)) return;
+  by_float(y, "pool2d",
+           [&](auto t) { ref::pool2d<decltype(t)>(x, y, static_cast<int64_t*>(workspace), p); });
+}
+
+void CpuBackend::pool2d_backward(int dev, const KView& gy, const KView& x, const void* workspace,
+                                 const KView& gx, const Pool2dParams& p) {
+  if (f32(gx) && dnnl_cpu::pool2d_backward(dnnl(dev), gy, x, workspace, gx, p)) return;
+  by_float(gx, "pool2d backward", [&](auto t) {
+    ref::pool2d_backward<decltype(t)>(gy, gx, static_cast<const int64_t*>(workspace), p);
+  });
+}
+
+void CpuBackend::batch_norm(int dev, const KView& x, const KView& gamma, const KView& beta,
+                            const KView& mean, const KView& var, const KView& y, double eps,
+                            bool training) {
+  if (f32(y) && dnnl_cpu::batch_norm(dnnl(dev), x, gamma, beta, mean, var, y, eps, training)) {
+    return;
+  }
+  by_float(y, "batch_norm", [&](auto t) {
+    ref::batch_norm<decltype(t)>(x, gamma, beta, mean, var, y, eps, training);
+  });
+}
+
+void CpuBackend::batch_norm_backward(int dev, const KView& gy, const KView& x, const KView& gamma,
+                                     const KView& mean, const KView& var, const KView& gx,
+                                     const KView& ggamma, const KView& gbeta, double eps) {
+  if (f32(gx) &&
+      dnnl_cpu::batch_norm_backward(dnnl(dev), gy, x, gamma, mean, var, gx, ggamma, gbeta, eps)) {
+    return;
+  }
+  by_float(gx, "batch_norm backward", [&](auto t) {
+    ref::batch_norm_backward<decltype(t)>(gy, x, gamma, mean, var, gx, ggamma, gbeta, eps);
+  });
+}
+
+void CpuBackend::dropout_mask(int, const KView& mask, double p, uint64_t seed) {
+  by_float(mask, "dropout", [&](auto t) { ref::dropout_mask<decltype(t)>(mask, p, seed); });
+}
+
+void CpuBackend::embedding(int, const KView& idx, const KView& weight, const KView& out) {
+  const int64_t rows = weight.shape[0], dim = weight.shape[1];
+  const int64_t* pi = idx.as<int64_t>();
+  const size_t row_bytes = static_cast<size_t>(dim) * dtype_size(weight.dtype);
+  for (int64_t i = 0, n = idx.numel(); i < n; ++i) {
+    DP_CHECK(pi[i] >= 0 && pi[i] < rows, kOutOfRange,
+             "embedding index[" << i << "] = " << pi[i] << " is outside [0, " << rows << ")");
+    std::memcpy(static_cast<char*>(out.data) + i * row_bytes,
+                static_cast<const char*>(weight.data) + pi[i] * row_bytes, row_bytes);
+  }
+}
+
+void CpuBackend::embedding_backward(int, const KView& idx, const KView& gy, const KView& gw) {
+  const int64_t dim = gw.shape[1];
+  const int64_t* pi = idx.as<int64_t>();
+  by_float(gw, "embedding backward", [&](auto t) {
+    using T = decltype(t);
+    for (int64_t i = 0, n = idx.numel(); i < n; ++i) {
+      T* dst = gw.as<T>() + pi[i] * dim;
+      const T* src = gy.as<T>() + i * dim;
+      for (int64_t j = 0; j < dim; ++j) dst[j] += src[j];
+    }
+  });
+}
+
+void CpuBackend::nll_loss(int, const KView& logp, const KView& target, const KView& out) {
+  const int64_t N = logp.shape[0], C = logp.shape[1];
+  const int64_t* pt = target.as<int64_t>();
+  for (int64_t i = 0; i < N; ++i) {
+    DP_CHECK(pt[i] >= 0 && pt[i] < C, kOutOfRange,
+             "target[" << i << "] = " << pt[i] << " is not a class index in [0, " << C << ")");
+  }
+  by_float(out, "cross_entropy", [&](auto t) {
+    using T = decltype(t);
+    double sum = 0;  // accumulate in double: N can be large
+    for (int64_t i = 0; i < N; ++i) sum += logp.as<T>()[i * C + pt[i]];
+    out.as<T>()[0] =
+        N > 0 ? static_cast<T>(-sum / static_cast<double>(N)) : std::numeric_limits<T>::quiet_NaN();
+  });
+}
+
+void CpuBackend::nll_loss_backward(int, const KView& grad_out, const KView& target,
+                                   const KView& grad_logp) {
+  const int64_t N = grad_logp.shape[0], C = grad_logp.shape[1];
+  const int64_t* pt = target.as<int64_t>();
+  by_float(grad_logp, "cross_entropy backward", [&](auto t) {
+    using T = decltype(t);
+    T* g = grad_logp.as<T>();
+    std::fill(g, g + N * C, T(0));
+    const T v = -grad_out.as<T>()[0] / static_cast<T>(N);
+    for (int64_t i = 0; i < N; ++i) g[i * C + pt[i]] = v;
+  });
+}
+
+void CpuBackend::sgd_step(int, const KView& param, const KView& grad, const KView* buf,
+                          const SgdParams& p) {
+  by_float(param, "sgd", [&](auto t) { ref::sgd_step<decltype(t)>(param, grad, buf, p); });
+}
+
+void CpuBackend::adam_step(int, const KView& param, const KView& grad, const KView& m,
+                           const KView& v, const AdamParams& p) {
+  by_float(param, "adam", [&](auto t) { ref::adam_step<decltype(t)>(param, grad, m, v, p); });
+}
+
+}  // namespace dp

@@ -1,0 +1,622 @@
+#include "device/cpu_dnnl.h"
+
+#include <omp.h>
+
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "error.h"
+
+namespace dp::dnnl_cpu {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+namespace {
+
+// A primitive with what executing it needs to know.
+struct Cached {
+  dnnl::primitive prim;
+  memory::desc scratch_md;
+  memory::desc workspace_md;
+  size_t scratch_bytes = 0;
+  size_t workspace_bytes = 0;
+};
+
+// Key of the primitive cache: the operation and every size and flag that shapes it.
+class Key {
+ public:
+  explicit Key(char op) { s_.push_back(op); }
+  Key& add(int64_t v) {
+    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  Key& add(const KView& v) {
+    add(v.ndim);
+    for (int i = 0; i < v.ndim; ++i) add(v.shape[i]);
+    return *this;
+  }
+  const std::string& str() const { return s_; }
+
+ private:
+  std::string s_;
+};
+
+memory::dims dims_of(const KView& v) {
+  if (v.ndim == 0) return {1};
+  return memory::dims(v.shape, v.shape + v.ndim);
+}
+
+memory::dims row_major_strides(const memory::dims& d) {
+  memory::dims s(d.size());
+  int64_t acc = 1;
+  for (size_t i = d.size(); i-- > 0;) {
+    s[i] = acc;
+    acc *= d[i];
+  }
+  return s;
+}
+
+memory::desc md_of(const memory::dims& d) {
+  return memory::desc(d, dt::f32, row_major_strides(d));
+}
+memory::desc md_of(const KView& v) {
+  return md_of(dims_of(v));
+}
+
+void* mut(const void* p) {
+  return const_cast<void*>(p);
+}
+
+}  // namespace
+
+struct DnnlDevice {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  std::unordered_map<std::string, Cached> cache;
+  void* scratch = nullptr;
+  size_t scratch_size = 0;
+
+  ~DnnlDevice() { std::free(scratch); }
+
+  void* scratchpad(size_t bytes) {
+    if (bytes > scratch_size) {
+      std::free(scratch);
+      scratch = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      DP_CHECK(scratch != nullptr, kOutOfMemory,
+               "oneDNN scratchpad of " << bytes << " bytes could not be allocated");
+      scratch_size = bytes;
+    }
+    return scratch;
+  }
+
+  // Looks the key up; on a miss builds the primitive with make(attr) -> primitive_desc.
+  template <class Prim, class Make>
+  Cached& get(const Key& key, Make&& make) {
+    using PD = typename Prim::primitive_desc;
+    auto it = cache.find(key.str());
+    if (it != cache.end()) return it->second;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    PD pd = make(attr);
+    Cached c;
+    c.prim = Prim(pd);
+    c.scratch_md = pd.scratchpad_desc();
+    c.scratch_bytes = c.scratch_md.get_size();
+    c.workspace_md = pd.workspace_desc();
+    c.workspace_bytes = c.workspace_md.get_size();
+    return cache.emplace(key.str(), std::move(c)).first->second;
+  }
+
+  void run(Cached& c, std::unordered_map<int, memory>&& args) {
+    if (c.scratch_bytes) {
+      args.emplace(DNNL_ARG_SCRATCHPAD, memory(c.scratch_md, eng, scratchpad(c.scratch_bytes)));
+    }
+    c.prim.execute(strm, args);
+    strm.wait();
+  }
+
+  memory mem(const memory::desc& md, const void* p) { return memory(md, eng, mut(p)); }
+  memory mem(const KView& v) { return mem(md_of(v), v.data); }
+};
+
+// oneDNN reports failures as dnnl::error; the core speaks dp::Error.
+template <class F>
+static void guarded(const char* op, F&& f) {
+  try {
+    f();
+  } catch (const dnnl::error& e) {
+    DP_THROW(kBackend, "oneDNN " << op << " failed: " << e.what() << " (status "
+                                 << static_cast<int>(e.status) << ")");
+  }
+}
+
+static int64_t float_bits(float v) {
+  return static_cast<int64_t>(std::bit_cast<int32_t>(v));
+}
+
+std::unique_ptr<DnnlDevice, void (*)(DnnlDevice*)> make_device() {
+  omp_set_num_threads(1);
+  DnnlDevice* d = nullptr;
+  guarded("engine creation", [&] { d = new DnnlDevice(); });
+  return {d, [](DnnlDevice* p) { delete p; }};
+}
+
+size_t cache_size(const DnnlDevice& d) {
+  return d.cache.size();
+}
+
+static algorithm binary_alg(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return algorithm::binary_add;
+    case BinaryOp::kSub:
+      return algorithm::binary_sub;
+    case BinaryOp::kMul:
+      return algorithm::binary_mul;
+    case BinaryOp::kDiv:
+      return algorithm::binary_div;
+  }
+  return algorithm::binary_add;
+}
+
+// b right-aligned to out's rank.
+static memory::dims aligned_dims(const KView& v, int ndim) {
+  memory::dims d(ndim > 0 ? ndim : 1, 1);
+  for (int i = 0; i < v.ndim; ++i) d[ndim - v.ndim + i] = v.shape[i];
+  return d;
+}
+
+bool binary(DnnlDevice& d, BinaryOp op, const KView& a_in, const KView& b_in, const KView& out) {
+  const KView* a = &a_in;
+  const KView* b = &b_in;
+  if (a->numel() != out.numel()) {
+    // oneDNN broadcasts only its second source; swap when the operation allows it.
+    if ((op == BinaryOp::kAdd || op == BinaryOp::kMul) && b->numel() == out.numel()) {
+      std::swap(a, b);
+    } else {
+      return false;
+    }
+  }
+  if (out.numel() == 0) return true;
+  const memory::dims od = dims_of(out);
+  const memory::dims bd = aligned_dims(*b, out.ndim);
+  KView bview = *b;
+  bview.ndim = static_cast<int>(bd.size());
+  for (size_t i = 0; i < bd.size(); ++i) bview.shape[i] = bd[i];
+  Key key('b');
+  key.add(static_cast<int64_t>(op)).add(out).add(bview);
+  guarded("binary", [&] {
+    Cached& c = d.get<dnnl::binary>(key, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::binary::primitive_desc(
+          dnnl::binary::desc(binary_alg(op), md_of(od), md_of(bd), md_of(od)), attr, d.eng);
+    });
+    d.run(c, {{DNNL_ARG_SRC_0, d.mem(md_of(od), a->data)},
+              {DNNL_ARG_SRC_1, d.mem(md_of(bd), b->data)},
+              {DNNL_ARG_DST, d.mem(md_of(od), out.data)}});
+  });
+  return true;
+}
+
+static bool eltwise(DnnlDevice& d, algorithm alg, float alpha, float beta, const KView& x,
+                    const KView& out) {
+  if (out.numel() == 0) return true;
+  const memory::dims flat{out.numel()};
+  Key key('e');
+  key.add(static_cast<int64_t>(alg)).add(out.numel());
+  key.add(float_bits(alpha));
+  key.add(float_bits(beta));
+  guarded("eltwise", [&] {
+    Cached& c = d.get<dnnl::eltwise_forward>(key, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_training, alg, md_of(flat), alpha, beta),
+          attr, d.eng);
+    });
+    d.run(c, {{DNNL_ARG_SRC, d.mem(md_of(flat), x.data)},
+              {DNNL_ARG_DST, d.mem(md_of(flat), out.data)}});
+  });
+  return true;
+}
+
+static algorithm unary_alg(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kRelu:
+      return algorithm::eltwise_relu;
+    case UnaryOp::kGelu:
+      return algorithm::eltwise_gelu_erf;
+    case UnaryOp::kTanh:
+      return algorithm::eltwise_tanh_use_dst_for_bwd;
+    case UnaryOp::kSigmoid:
+      return algorithm::eltwise_logistic_use_dst_for_bwd;
+    case UnaryOp::kExp:
+      return algorithm::eltwise_exp_use_dst_for_bwd;
+    case UnaryOp::kLog:
+      return algorithm::eltwise_log;
+  }
+  return algorithm::eltwise_relu;
+}
+
+static bool uses_dst(UnaryOp op) {
+  return op == UnaryOp::kTanh || op == UnaryOp::kSigmoid || op == UnaryOp::kExp;
+}
+
+bool affine(DnnlDevice& d, const KView& x, const KView& out, double alpha, double beta) {
+  return eltwise(d, algorithm::eltwise_linear, static_cast<float>(alpha), static_cast<float>(beta),
+                 x, out);
+}
+
+bool unary(DnnlDevice& d, UnaryOp op, const KView& x, const KView& out) {
+  return eltwise(d, unary_alg(op), 0.f, 0.f, x, out);
+}
+
+bool unary_backward(DnnlDevice& d, UnaryOp op, const KView& gy, const KView& saved,
+                    const KView& gx) {
+  if (gx.numel() == 0) return true;
+  const memory::dims flat{gx.numel()};
+  const algorithm alg = unary_alg(op);
+  Key key('E');
+  key.add(static_cast<int64_t>(alg)).add(gx.numel());
+  guarded("eltwise backward", [&] {
+    Cached& c = d.get<dnnl::eltwise_backward>(key, [&](const dnnl::primitive_attr& attr) {
+      auto hint = dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_training, alg, md_of(flat), 0.f), d.eng);
+      return dnnl::eltwise_backward::primitive_desc(
+          dnnl::eltwise_backward::desc(alg, md_of(flat), md_of(flat), 0.f), attr, d.eng, hint);
+    });
+    d.run(c, {{DNNL_ARG_DIFF_DST, d.mem(md_of(flat), gy.data)},
+              {uses_dst(op) ? DNNL_ARG_DST : DNNL_ARG_SRC, d.mem(md_of(flat), saved.data)},
+              {DNNL_ARG_DIFF_SRC, d.mem(md_of(flat), gx.data)}});
+  });
+  return true;
+}
+
+bool reduce_sum(DnnlDevice& d, const KView& x, const KView& out) {
+  if (x.numel() == 0) return false;  // the reference writes the zeros
+  if (x.numel() == out.numel()) {
+    if (x.data != out.data) std::memcpy(out.data, x.data, x.numel() * sizeof(float));
+    return true;
+  }
+  Key key('r');
+  key.add(x).add(out);
+  guarded("reduction", [&] {
+    Cached& c = d.get<dnnl::reduction>(key, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::reduction::primitive_desc(
+          dnnl::reduction::desc(algorithm::reduction_sum, md_of(x), md_of(out), 0.f, 0.f), attr,
+          d.eng);
+    });
+    d.run(c, {{DNNL_ARG_SRC, d.mem(x)}, {DNNL_ARG_DST, d.mem(out)}});
+  });
+  return true;
+}
+
+// A [rows, cols] matrix, or its batched form, stored transposed when `trans`.
+static memory::desc matrix_md(const KView& v, bool trans, bool batched) {
+  const bool has_batch = v.ndim == 3;
+  const int64_t B = has_batch ? v.shape[0] : 1;
+  const int64_t r = v.shape[v.ndim - 2], c = v.shape[v.ndim - 1];
+  // Stored [r, c]; logical dims are [c, r] when transposed.
+  memory::dims dims = trans ? memory::dims{c, r} : memory::dims{r, c};
+  memory::dims strides = trans ? memory::dims{1, c} : memory::dims{c, 1};
+  if (batched) {
+    dims.insert(dims.begin(), B);
+    strides.insert(strides.begin(), r * c);
+  }
+  return memory::desc(dims, dt::f32, strides);
+}
+
+bool matmul(DnnlDevice& d, const KView& a, const KView& b, const KView* bias, const KView& out,
+            const MatmulParams& p) {
+  if (out.numel() == 0) return true;
+  const bool batched = out.ndim == 3;
+  const int64_t K = p.trans_a ? a.shape[a.ndim - 2] : a.shape[a.ndim - 1];
+  if (K == 0) return false;  // the reference writes bias (or zeros)
+  Key key('m');
+  key.add(a).add(b).add(out).add(bias != nullptr).add(p.trans_a).add(p.trans_b);
+  key.add(p.accumulate).add(p.relu);
+  const memory::desc amd = matrix_md(a, p.trans_a, batched);
+  const memory::desc bmd = matrix_md(b, p.trans_b, batched);
+  const memory::desc omd = md_of(out);
+  const int64_t N = out.shape[out.ndim - 1];
+  const memory::desc bias_md = batched ? md_of(memory::dims{1, 1, N}) : md_of(memory::dims{1, N});
+  guarded("matmul", [&] {
+    Cached& c = d.get<dnnl::matmul>(key, [&](dnnl::primitive_attr attr) {
+      dnnl::post_ops ops;
+      if (p.accumulate) ops.append_sum(1.f);
+      if (p.relu) ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+      attr.set_post_ops(ops);
+      auto desc =
+          bias ? dnnl::matmul::desc(amd, bmd, bias_md, omd) : dnnl::matmul::desc(amd, bmd, omd);
+      return dnnl::matmul::primitive_desc(desc, attr, d.eng);
+    });
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, d.mem(amd, a.data)},
+                                         {DNNL_ARG_WEIGHTS, d.mem(bmd, b.data)},
+                                         {DNNL_ARG_DST, d.mem(omd, out.data)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(bias_md, bias->data));
+    d.run(c, std::move(args));
+  });
+  return true;
+}
+
+bool softmax(DnnlDevice& d, const KView& x, int dim, bool log, const KView& out) {
+  if (out.numel() == 0) return true;
+  if (x.ndim == 0) return false;
+  Key key('s');
+  key.add(x).add(dim).add(log);
+  const algorithm alg = log ? algorithm::softmax_log : algorithm::softmax_accurate;
+  guarded("softmax", [&] {
+    Cached& c = d.get<dnnl::softmax_v2_forward>(key, [&](const dnnl::primitive_attr& attr) {
+      return dnnl::softmax_v2_forward::primitive_desc(
+          dnnl::softmax_v2_forward::desc(prop_kind::forward_training, alg, md_of(x), md_of(out),
+                                         dim),
+          attr, d.eng);
+    });
+    d.run(c, {{DNNL_ARG_SRC, d.mem(x)}, {DNNL_ARG_DST, d.mem(out)}});
+  });
+  return true;
+}
+
+bool softmax_backward(DnnlDevice& d, const KView& gy, const KView& y, int dim, bool log,
+                      const KView& gx) {
+  if (gx.numel() == 0) return true;
+  if (y.ndim == 0) return false;
+  Key key('S');
+  key.add(y).add(dim).add(log);
+  const algorithm alg = log ? algorithm::softmax_log : algorithm::softmax_accurate;
+  guarded("softmax backward", [&] {
+    Cached& c = d.get<dnnl::softmax_v2_backward>(key, [&](const dnnl::primitive_attr& attr) {
+      auto hint = dnnl::softmax_v2_forward::primitive_desc(
+          dnnl::softmax_v2_forward::desc(prop_kind::forward_training, alg, md_of(y), md_of(y), dim),
+          d.eng);
+      return dnnl::softmax_v2_backward::primitive_desc(
+          dnnl::softmax_v2_backward::desc(alg, md_of(gx), md_of(gy), md_of(y), dim), attr, d.eng,
+          hint);
+    });
+    d.run(
+        c,
+        {{DNNL_ARG_DIFF_DST, d.mem(gy)}, {DNNL_ARG_DST, d.mem(y)}, {DNNL_ARG_DIFF_SRC, d.mem(gx)}});
+  });
+  return true;
+}
+
+namespace {
+struct ConvGeom {
+  memory::dims strides, pad_l, pad_r;
+};
+ConvGeom conv_geom(const KView& x, const KView& w, const KView& y, const Conv2dParams& p) {
+  // pad_r makes oneDNN's output size equal PyTorch's floor((H + 2p - k) / s) + 1.
+  const int64_t pr_h = (y.shape[2] - 1) * p.stride_h + w.shape[2] - x.shape[2] - p.pad_h;
+  const int64_t pr_w = (y.shape[3] - 1) * p.stride_w + w.shape[3] - x.shape[3] - p.pad_w;
+  return {{p.stride_h, p.stride_w}, {p.pad_h, p.pad_w}, {pr_h, pr_w}};
+}
+}  // namespace
+
+static dnnl::convolution_forward::primitive_desc conv_fwd_pd(DnnlDevice& d, const KView& x,
+                                                             const KView& w, bool bias,
+                                                             const KView& y, const Conv2dParams& p,
+                                                             const dnnl::primitive_attr& attr) {
+  const ConvGeom g = conv_geom(x, w, y, p);
+  const memory::desc bmd = bias ? md_of(memory::dims{w.shape[0]}) : memory::desc();
+  return dnnl::convolution_forward::primitive_desc(
+      dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
+                                      md_of(x), md_of(w), bmd, md_of(y), g.strides, g.pad_l,
+                                      g.pad_r),
+      attr, d.eng);
+}
+
+static Key conv_key(char op, const KView& x, const KView& w, const KView& y, bool bias,
+                    const Conv2dParams& p) {
+  Key key(op);
+  key.add(x).add(w).add(y).add(bias).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
+  return key;
+}
+
+bool conv2d(DnnlDevice& d, const KView& x, const KView& w, const KView* bias, const KView& y,
+            const Conv2dParams& p) {
+  if (y.numel() == 0 || x.numel() == 0) return false;
+  guarded("convolution", [&] {
+    Cached& c = d.get<dnnl::convolution_forward>(
+        conv_key('c', x, w, y, bias != nullptr, p),
+        [&](const dnnl::primitive_attr& attr) { return conv_fwd_pd(d, x, w, bias, y, p, attr); });
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, d.mem(x)}, {DNNL_ARG_WEIGHTS, d.mem(w)}, {DNNL_ARG_DST, d.mem(y)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
+    d.run(c, std::move(args));
+  });
+  return true;
+}
+
+bool conv2d_backward_data(DnnlDevice& d, const KView& gy, const KView& w, const KView& gx,
+                          const Conv2dParams& p) {
+  if (gy.numel() == 0 || gx.numel() == 0) return false;
+  guarded("convolution backward data", [&] {
+    Cached& c = d.get<dnnl::convolution_backward_data>(
+        conv_key('C', gx, w, gy, false, p), [&](const dnnl::primitive_attr& attr) {
+          const ConvGeom g = conv_geom(gx, w, gy, p);
+          auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
+          return dnnl::convolution_backward_data::primitive_desc(
+              dnnl::convolution_backward_data::desc(algorithm::convolution_direct, md_of(gx),
+                                                    md_of(w), md_of(gy), g.strides, g.pad_l,
+                                                    g.pad_r),
+              attr, d.eng, hint);
+        });
+    d.run(c, {{DNNL_ARG_DIFF_DST, d.mem(gy)},
+              {DNNL_ARG_WEIGHTS, d.mem(w)},
+              {DNNL_ARG_DIFF_SRC, d.mem(gx)}});
+  });
+  return true;
+}
+
+bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, const KView& gw,
+                             const KView* gbias, const Conv2dParams& p) {
+  if (gy.numel() == 0 || x.numel() == 0) return false;
+  guarded("convolution backward weights", [&] {
+    Cached& c = d.get<dnnl::convolution_backward_weights>(
+        conv_key('W', x, gw, gy, gbias != nullptr, p), [&](const dnnl::primitive_attr& attr) {
+          const ConvGeom g = conv_geom(x, gw, gy, p);
+          auto hint = conv_fwd_pd(d, x, gw, gbias != nullptr, gy, p, dnnl::primitive_attr());
+          const memory::desc bmd = gbias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
+          return dnnl::convolution_backward_weights::primitive_desc(
+              dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, md_of(x),
+                                                       md_of(gw), bmd, md_of(gy), g.strides,
+                                                       g.pad_l, g.pad_r),
+              attr, d.eng, hint);
+        });
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, d.mem(x)},
+                                         {DNNL_ARG_DIFF_DST, d.mem(gy)},
+                                         {DNNL_ARG_DIFF_WEIGHTS, d.mem(gw)}};
+    if (gbias) args.emplace(DNNL_ARG_DIFF_BIAS, d.mem(*gbias));
+    d.run(c, std::move(args));
+  });
+  return true;
+}
+
+static dnnl::pooling_forward::primitive_desc pool_fwd_pd(DnnlDevice& d, const KView& x,
+                                                         const KView& y, const Pool2dParams& p,
+                                                         bool training,
+                                                         const dnnl::primitive_attr& attr) {
+  const int64_t pr_h = (y.shape[2] - 1) * p.stride_h + p.kernel_h - x.shape[2] - p.pad_h;
+  const int64_t pr_w = (y.shape[3] - 1) * p.stride_w + p.kernel_w - x.shape[3] - p.pad_w;
+  const algorithm alg =
+      p.kind == PoolKind::kMax ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
+  return dnnl::pooling_forward::primitive_desc(
+      dnnl::pooling_forward::desc(
+          training ? prop_kind::forward_training : prop_kind::forward_inference, alg, md_of(x),
+          md_of(y), {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pad_h, p.pad_w},
+          {pr_h, pr_w}),
+      attr, d.eng);
+}
+
+static Key pool_key(char op, const KView& x, const KView& y, const Pool2dParams& p, bool training) {
+  Key key(op);
+  key.add(x).add(y).add(static_cast<int64_t>(p.kind)).add(p.kernel_h).add(p.kernel_w);
+  key.add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w).add(training);
+  return key;
+}
+
+size_t pool2d_workspace_bytes(DnnlDevice& d, const KView& x, const KView& y,
+                              const Pool2dParams& p) {
+  if (y.numel() == 0 || x.numel() == 0) return 0;
+  size_t bytes = 0;
+  guarded("pooling", [&] {
+    Cached& c = d.get<dnnl::pooling_forward>(
+        pool_key('p', x, y, p, true),
+        [&](const dnnl::primitive_attr& attr) { return pool_fwd_pd(d, x, y, p, true, attr); });
+    bytes = c.workspace_bytes;
+  });
+  return bytes;
+}
+
+bool pool2d(DnnlDevice& d, const KView& x, const KView& y, void* workspace, const Pool2dParams& p) {
+  if (y.numel() == 0 || x.numel() == 0) return false;
+  const bool training = workspace != nullptr || p.kind == PoolKind::kAvg;
+  guarded("pooling", [&] {
+    Cached& c = d.get<dnnl::pooling_forward>(
+        pool_key('p', x, y, p, training),
+        [&](const dnnl::primitive_attr& attr) { return pool_fwd_pd(d, x, y, p, training, attr); });
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, d.mem(x)}, {DNNL_ARG_DST, d.mem(y)}};
+    if (c.workspace_bytes) args.emplace(DNNL_ARG_WORKSPACE, d.mem(c.workspace_md, workspace));
+    d.run(c, std::move(args));
+  });
+  return true;
+}
+
+bool pool2d_backward(DnnlDevice& d, const KView& gy, const KView& x, const void* workspace,
+                     const KView& gx, const Pool2dParams& p) {
+  if (gy.numel() == 0 || gx.numel() == 0) return false;
+  guarded("pooling backward", [&] {
+    Cached& fwd = d.get<dnnl::pooling_forward>(
+        pool_key('p', x, gy, p, true),
+        [&](const dnnl::primitive_attr& attr) { return pool_fwd_pd(d, x, gy, p, true, attr); });
+    Cached& c = d.get<dnnl::pooling_backward>(
+        pool_key('P', x, gy, p, true), [&](const dnnl::primitive_attr& attr) {
+          const int64_t pr_h = (gy.shape[2] - 1) * p.stride_h + p.kernel_h - x.shape[2] - p.pad_h;
+          const int64_t pr_w = (gy.shape[3] - 1) * p.stride_w + p.kernel_w - x.shape[3] - p.pad_w;
+          const algorithm alg = p.kind == PoolKind::kMax ? algorithm::pooling_max
+                                                         : algorithm::pooling_avg_include_padding;
+          return dnnl::pooling_backward::primitive_desc(
+              dnnl::pooling_backward::desc(alg, md_of(gx), md_of(gy), {p.stride_h, p.stride_w},
+                                           {p.kernel_h, p.kernel_w}, {p.pad_h, p.pad_w},
+                                           {pr_h, pr_w}),
+              attr, d.eng, pool_fwd_pd(d, x, gy, p, true, dnnl::primitive_attr()));
+        });
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, d.mem(gy)},
+                                         {DNNL_ARG_DIFF_SRC, d.mem(gx)}};
+    if (fwd.workspace_bytes) args.emplace(DNNL_ARG_WORKSPACE, d.mem(fwd.workspace_md, workspace));
+    d.run(c, std::move(args));
+  });
+  return true;
+}
+
+static dnnl::normalization_flags bn_flags(bool global_stats) {
+  auto f = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  return global_stats ? f | dnnl::normalization_flags::use_global_stats : f;
+}
+
+static dnnl::batch_normalization_forward::primitive_desc bn_fwd_pd(
+    DnnlDevice& d, const KView& x, double eps, bool training, const dnnl::primitive_attr& attr) {
+  return dnnl::batch_normalization_forward::primitive_desc(
+      dnnl::batch_normalization_forward::desc(
+          training ? prop_kind::forward_training : prop_kind::forward_inference, md_of(x),
+          static_cast<float>(eps), bn_flags(!training)),
+      attr, d.eng);
+}
+
+bool batch_norm(DnnlDevice& d, const KView& x, const KView& gamma, const KView& beta,
+                const KView& mean, const KView& var, const KView& y, double eps, bool training) {
+  if (x.numel() == 0) return false;
+  Key key('n');
+  key.add(x).add(training);
+  const float feps = static_cast<float>(eps);
+  key.add(float_bits(feps));
+  guarded("batch normalization", [&] {
+    Cached& c = d.get<dnnl::batch_normalization_forward>(
+        key,
+        [&](const dnnl::primitive_attr& attr) { return bn_fwd_pd(d, x, eps, training, attr); });
+    d.run(c, {{DNNL_ARG_SRC, d.mem(x)},
+              {DNNL_ARG_DST, d.mem(y)},
+              {DNNL_ARG_SCALE, d.mem(gamma)},
+              {DNNL_ARG_SHIFT, d.mem(beta)},
+              {DNNL_ARG_MEAN, d.mem(mean)},
+              {DNNL_ARG_VARIANCE, d.mem(var)}});
+  });
+  return true;
+}
+
+bool batch_norm_backward(DnnlDevice& d, const KView& gy, const KView& x, const KView& gamma,
+                         const KView& mean, const KView& var, const KView& gx, const KView& ggamma,
+                         const KView& gbeta, double eps) {
+  if (x.numel() == 0) return false;
+  Key key('N');
+  key.add(x);
+  const float feps = static_cast<float>(eps);
+  key.add(float_bits(feps));
+  guarded("batch normalization backward", [&] {
+    Cached& c =
+        d.get<dnnl::batch_normalization_backward>(key, [&](const dnnl::primitive_attr& attr) {
+          auto hint = bn_fwd_pd(d, x, eps, true, dnnl::primitive_attr());
+          return dnnl::batch_normalization_backward::primitive_desc(
+              dnnl::batch_normalization_backward::desc(prop_kind::backward, md_of(gx), md_of(x),
+                                                       feps, bn_flags(false)),
+              attr, d.eng, hint);
+        });
+    d.run(c, {{DNNL_ARG_SRC, d.mem(x)},
+              {DNNL_ARG_MEAN, d.mem(mean)},
+              {DNNL_ARG_VARIANCE, d.mem(var)},
+              {DNNL_ARG_DIFF_DST, d.mem(gy)},
+              {DNNL_ARG_SCALE, d.mem(gamma)},
+              {DNNL_ARG_DIFF_SRC, d.mem(gx)},
+              {DNNL_ARG_DIFF_SCALE, d.mem(ggamma)},
+              {DNNL_ARG_DIFF_SHIFT, d.mem(gbeta)}});
+  });
+  return true;
+}
+
+}  // namespace dp::dnnl_cpu

@@ -1,0 +1,146 @@
+// Worker: one persistent thread per device that runs the device's work in order.
+// Callers hand it tasks and either wait (run) or join a TaskGroup; a task that throws
+// hands its exception to whoever waits. The caller's ThreadState (grad mode) is carried
+// into every task, so a task sees the same mode as the thread that submitted it.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dp {
+
+// Per-thread flags that follow work onto workers.
+struct ThreadState {
+  bool grad_enabled = true;
+  static ThreadState& current() {
+    thread_local ThreadState state;
+    return state;
+  }
+};
+
+class Worker {
+ public:
+  using Task = std::function<void()>;
+
+  // on_start/on_stop run on the new thread before the first and after the last task.
+  Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop);
+  ~Worker();  // runs the tasks already queued, then joins
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // True on this worker's own thread.
+  bool is_current() const { return std::this_thread::get_id() == thread_id_; }
+  const std::string& name() const { return name_; }
+
+  // Queues a task. The task must not throw (wrap it; see TaskGroup and run).
+  void post(Task task);
+
+  // Runs f on this worker and returns its result, rethrowing its exception. Runs inline
+  // when called from this worker's own thread.
+  template <class F>
+  auto run(F&& f) -> std::invoke_result_t<F&>;
+
+ private:
+  void loop(std::function<void()> on_start, std::function<void()> on_stop);
+
+  std::string name_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> tasks_;
+  bool stopping_ = false;
+  std::thread thread_;
+  std::thread::id thread_id_;
+};
+
+// A one-shot completion flag a waiting thread sleeps on.
+class Latch {
+ public:
+  explicit Latch(int count) : count_(count) {}
+  void count_down() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--count_ == 0) cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int count_;
+};
+
+// Runs tasks on several workers at once and waits for all of them. Every task is joined
+// even when some fail; wait() returns the exceptions by task index.
+class TaskGroup {
+ public:
+  explicit TaskGroup(size_t n) : latch_(static_cast<int>(n)), errors_(n) {}
+  // Task i on worker w. Exactly n tasks must be submitted before wait().
+  void submit(size_t i, Worker& w, std::function<void()> f);
+  // Waits for every task; errors()[i] is task i's exception or null.
+  const std::vector<std::exception_ptr>& wait();
+
+ private:
+  Latch latch_;
+  std::vector<std::exception_ptr> errors_;
+};
+
+// Carries `state` into a task for its duration.
+class ThreadStateScope {
+ public:
+  explicit ThreadStateScope(const ThreadState& state) : saved_(ThreadState::current()) {
+    ThreadState::current() = state;
+  }
+  ~ThreadStateScope() { ThreadState::current() = saved_; }
+
+ private:
+  ThreadState saved_;
+};
+
+template <class F>
+auto Worker::run(F&& f) -> std::invoke_result_t<F&> {
+  using R = std::invoke_result_t<F&>;
+  if (is_current()) return f();
+  const ThreadState state = ThreadState::current();
+  Latch done(1);
+  std::exception_ptr error;
+  if constexpr (std::is_void_v<R>) {
+    post([&] {
+      try {
+        ThreadStateScope scope(state);
+        f();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      done.count_down();
+    });
+    done.wait();
+    if (error) std::rethrow_exception(error);
+  } else {
+    std::optional<R> result;
+    post([&] {
+      try {
+        ThreadStateScope scope(state);
+        result.emplace(f());
+      } catch (...) {
+        error = std::current_exception();
+      }
+      done.count_down();
+    });
+    done.wait();
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+}
+
+}  // namespace dp

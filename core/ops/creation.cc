@@ -1,0 +1,156 @@
+// Creating tensors and moving bytes between them and host memory.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace dp::ops {
+
+namespace {
+
+Device host_device() {
+  return cpu(0);
+}
+
+// Host <-> device bytes. CPU tensors are host memory: copied on the calling thread.
+void host_transfer(const Tensor& t, void* host, bool to_host) {
+  const size_t n = t.nbytes();
+  if (n == 0) return;
+  if (t.device().is_cpu()) {
+    if (to_host) {
+      std::memcpy(host, t.data(), n);
+    } else {
+      std::memcpy(t.data(), host, n);
+    }
+    return;
+  }
+  on_device(t, [&] {
+    Backend& b = backend_of(t);
+    if (to_host) {
+      b.copy_2d(t.device(), host_device(), host, n, t.device(), t.data(), n, n, 1);
+    } else {
+      b.copy_2d(t.device(), t.device(), t.data(), n, host_device(), host, n, n, 1);
+    }
+    b.synchronize(t.device().index);
+  });
+}
+
+// splitmix64: a small, fully specified generator, so a seed gives the same numbers on
+// every platform and standard library.
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+
+template <class Gen>
+Tensor host_generated(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                      Device device, Gen&& gen) {
+  DP_CHECK(is_floating(dtype), kDtypeMismatch,
+           "random tensors must be float32 or float64, got " << dtype_name(dtype));
+  const int64_t n = checked_numel(shape, dtype_size(dtype));
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = gen();
+  if (dtype == DType::kFloat64) return from_host(ctx, shape, dtype, device, v.data());
+  std::vector<float> f(v.begin(), v.end());
+  return from_host(ctx, shape, dtype, device, f.data());
+}
+
+}  // namespace
+
+Tensor empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device) {
+  ctx->check_device(device, "device");
+  return Tensor::empty(ctx, shape, dtype, device);
+}
+
+Tensor full(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
+            double value) {
+  Tensor t = empty(ctx, shape, dtype, device);
+  fill_(t, value);
+  return t;
+}
+
+Tensor zeros(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device) {
+  return full(ctx, shape, dtype, device, 0.0);
+}
+
+Tensor zeros_like(const Tensor& t) {
+  return full(t.context(), t.shape(), t.dtype(), t.device(), 0.0);
+}
+
+Tensor from_host(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                 Device device, const void* data) {
+  Tensor t = empty(ctx, shape, dtype, device);
+  host_transfer(t, const_cast<void*>(data), false);
+  return t;
+}
+
+Tensor uniform(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
+               double low, double high, uint64_t seed) {
+  SplitMix rng{seed};
+  return host_generated(ctx, shape, dtype, device,
+                        [&] { return low + (high - low) * rng.uniform(); });
+}
+
+Tensor normal(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
+              double mean, double std, uint64_t seed) {
+  SplitMix rng{seed};
+  return host_generated(ctx, shape, dtype, device, [&] {
+    // Box-Muller; 1 - u keeps the logarithm finite.
+    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
+    return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  });
+}
+
+void to_host(const Tensor& t, void* dst) {
+  check_defined(t, "to_host", "tensor");
+  host_transfer(t, dst, true);
+}
+
+void copy_from_host(const Tensor& t, const void* src) {
+  check_defined(t, "copy_from_host", "tensor");
+  t.bump_version();
+  host_transfer(t, const_cast<void*>(src), false);
+}
+
+void fill_(const Tensor& t, double value) {
+  check_defined(t, "fill", "tensor");
+  t.bump_version();
+  if (t.numel() == 0) return;
+  on_device(t, [&] { backend_of(t).fill(dev(t), t.kview(), value); });
+}
+
+namespace {
+class ToDtypeBackward final : public Node {
+ public:
+  ToDtypeBackward(Device d, DType input_dtype) : Node(d, 1), input_dtype_(input_dtype) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    return {to_dtype(grads[0], input_dtype_)};
+  }
+  const char* name() const override { return "ToDtypeBackward"; }
+
+ private:
+  DType input_dtype_;
+};
+}  // namespace
+
+Tensor to_dtype(const Tensor& t, DType dtype) {
+  check_defined(t, "to_dtype", "tensor");
+  return on_device(t, [&] {
+    Tensor out = Tensor::empty(t.context(), t.shape(), dtype, t.device());
+    if (t.numel() > 0) backend_of(t).cast(dev(t), t.kview(), out.kview());
+    if (is_floating(dtype) && needs_grad({&t})) {
+      set_history(out, make_node<ToDtypeBackward>({&t}, t.device(), t.dtype()));
+    }
+    return out;
+  });
+}
+
+}  // namespace dp::ops

@@ -1,0 +1,49 @@
+// Storage: one allocation on one device, shared (refcounted) by every tensor viewing it.
+// The version counter lives here, so views and their base see the same count.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "device/device.h"
+
+namespace dp {
+
+class Backend;
+class Context;
+
+class Storage {
+ public:
+  using Deleter = std::function<void(void*)>;
+
+  // Memory from `backend` on `device`; freed through it.
+  Storage(std::shared_ptr<Backend> backend, std::weak_ptr<Context> ctx, Device device,
+          size_t nbytes);
+  // Memory owned elsewhere (borrowed: deleter empty; adopted: deleter frees it).
+  Storage(std::weak_ptr<Context> ctx, Device device, void* data, size_t nbytes, Deleter deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  const std::weak_ptr<Context>& context() const { return ctx_; }
+
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::shared_ptr<Backend> backend_;  // null for external memory
+  std::weak_ptr<Context> ctx_;
+  Device device_;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Deleter deleter_;
+  std::atomic<uint64_t> version_{0};
+};
+
+}  // namespace dp

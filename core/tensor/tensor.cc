@@ -1,0 +1,127 @@
+#include "tensor/tensor.h"
+
+#include "autograd/node.h"
+#include "device/context.h"
+#include "error.h"
+
+namespace dp {
+
+TensorImpl::TensorImpl(std::shared_ptr<Storage> s, int64_t off, Shape sh, DType dt)
+    : storage(std::move(s)), offset(off), shape(std::move(sh)), dtype(dt) {}
+
+TensorImpl::~TensorImpl() = default;
+
+Tensor Tensor::empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                     Device device) {
+  const int64_t n = checked_numel(shape, dtype_size(dtype));
+  auto storage = std::make_shared<Storage>(ctx->backend_ptr(device.type), ctx, device,
+                                           static_cast<size_t>(n) * dtype_size(dtype));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
+}
+
+Tensor Tensor::wrap(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                    Device device, void* data, Storage::Deleter deleter) {
+  const int64_t n = checked_numel(shape, dtype_size(dtype));
+  auto storage = std::make_shared<Storage>(
+      ctx, device, data, static_cast<size_t>(n) * dtype_size(dtype), std::move(deleter));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
+}
+
+int64_t Tensor::size(int dim) const {
+  return impl_->shape[wrap_dim(dim, ndim(), "dim")];
+}
+
+std::shared_ptr<Context> Tensor::context() const {
+  auto ctx = impl_->storage->context().lock();
+  DP_CHECK(ctx != nullptr, kState,
+           "the context of this tensor (on " << device().str() << ") was released");
+  return ctx;
+}
+
+void Tensor::bump_version() const {
+  DP_CHECK(!impl_->read_only, kState,
+           "cannot write in place to a tensor on "
+               << device().str()
+               << " that aliases another device's memory (a replica parameter or a "
+                  "scatter chunk); copy it first");
+  impl_->storage->bump_version();
+}
+
+KView Tensor::kview() const {
+  KView v;
+  v.data = data();
+  v.dtype = dtype();
+  v.ndim = ndim();
+  for (int i = 0; i < v.ndim; ++i) v.shape[i] = impl_->shape[i];
+  return v;
+}
+
+Tensor Tensor::view_as_shape(const Shape& shape) const {
+  DP_CHECK(
+      numel_of(shape) == numel(), kShapeMismatch,
+      "cannot view a tensor of shape " << shape_str(this->shape()) << " as " << shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>(impl_->storage, impl_->offset, shape, impl_->dtype);
+  impl->read_only = impl_->read_only;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::rows(int64_t begin, int64_t end) const {
+  DP_CHECK(
+      ndim() >= 1 && begin >= 0 && begin <= end && end <= impl_->shape[0], kOutOfRange,
+      "rows [" << begin << ", " << end << ") of a tensor of shape " << shape_str(impl_->shape));
+  Shape s = impl_->shape;
+  s[0] = end - begin;
+  const int64_t row = ndim() >= 1 && impl_->shape[0] > 0 ? numel() / impl_->shape[0] : 0;
+  auto impl =
+      std::make_shared<TensorImpl>(impl_->storage, impl_->offset + begin * row, s, impl_->dtype);
+  impl->read_only = impl_->read_only;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::detach() const {
+  auto impl =
+      std::make_shared<TensorImpl>(impl_->storage, impl_->offset, impl_->shape, impl_->dtype);
+  impl->read_only = impl_->read_only;
+  return Tensor(std::move(impl));
+}
+
+bool Tensor::requires_grad() const {
+  return impl_->autograd && (impl_->autograd->requires_grad || impl_->autograd->grad_fn);
+}
+
+void Tensor::set_requires_grad(bool requires_grad) {
+  if (!impl_->autograd) {
+    if (!requires_grad) return;
+    impl_->autograd = std::make_unique<AutogradMeta>();
+  }
+  DP_CHECK(!impl_->autograd->grad_fn, kState,
+           "requires_grad can only be changed on leaf tensors; this one was computed by "
+               << impl_->autograd->grad_fn->name());
+  DP_CHECK(!requires_grad || is_floating(dtype()), kDtypeMismatch,
+           "only floating-point tensors can require gradients, not " << dtype_name(dtype()));
+  impl_->autograd->requires_grad = requires_grad;
+}
+
+bool Tensor::is_leaf() const {
+  return !impl_->autograd || !impl_->autograd->grad_fn;
+}
+
+const std::shared_ptr<Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<Node> none;
+  return impl_->autograd ? impl_->autograd->grad_fn : none;
+}
+
+uint32_t Tensor::output_nr() const {
+  return impl_->autograd ? impl_->autograd->output_nr : 0;
+}
+
+Tensor Tensor::grad() const {
+  return impl_->autograd ? impl_->autograd->grad : Tensor();
+}
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
+  impl_->autograd->grad = grad;
+}
+
+}  // namespace dp

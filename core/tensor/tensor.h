@@ -1,0 +1,99 @@
+// Tensor: a refcounted handle to a TensorImpl, which is a contiguous row-major view
+// (offset + shape) into a Storage, plus optional autograd metadata.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "device/backend.h"
+#include "device/device.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace dp {
+
+class Context;
+class Node;
+struct AutogradMeta;
+
+class TensorImpl {
+ public:
+  TensorImpl(std::shared_ptr<Storage> storage, int64_t offset, Shape shape, DType dtype);
+  ~TensorImpl();
+
+  std::shared_ptr<Storage> storage;
+  int64_t offset = 0;  // in elements
+  Shape shape;
+  DType dtype;
+  // Set on tensors that alias memory owned by another device's tensor (CPU replicas and
+  // scatter chunks): an in-place write through them would reach the other device, so
+  // the core refuses it.
+  bool read_only = false;
+  std::unique_ptr<AutogradMeta> autograd;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  // --- creation (memory comes from the device's backend; contents as named) ---
+  static Tensor empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                      Device device);
+  // External CPU memory; deleter empty = borrowed.
+  static Tensor wrap(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
+                     Device device, void* data, Storage::Deleter deleter);
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+
+  const Shape& shape() const { return impl_->shape; }
+  int ndim() const { return static_cast<int>(impl_->shape.size()); }
+  int64_t size(int dim) const;  // dim may be negative
+  int64_t numel() const { return numel_of(impl_->shape); }
+  DType dtype() const { return impl_->dtype; }
+  size_t element_size() const { return dtype_size(impl_->dtype); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  Device device() const { return impl_->storage->device(); }
+  void* data() const {
+    return static_cast<char*>(impl_->storage->data()) + impl_->offset * element_size();
+  }
+  template <class T>
+  T* data_as() const {
+    return static_cast<T*>(data());
+  }
+  // The owning context; throws kState if it was released.
+  std::shared_ptr<Context> context() const;
+
+  uint64_t version() const { return impl_->storage->version(); }
+  // Marks an in-place write; throws kState on a read-only alias.
+  void bump_version() const;
+  bool read_only() const { return impl_->read_only; }
+
+  // The kernel's view of this tensor.
+  KView kview() const;
+
+  // --- views without autograd (same storage) ---
+  Tensor view_as_shape(const Shape& shape) const;  // numel must match
+  Tensor rows(int64_t begin, int64_t end) const;   // slice of dim 0
+  Tensor detach() const;                           // drops autograd metadata
+
+  // --- autograd metadata (implemented in autograd/) ---
+  bool requires_grad() const;
+  void set_requires_grad(bool requires_grad);
+  bool is_leaf() const;  // no grad_fn
+  const std::shared_ptr<Node>& grad_fn() const;
+  uint32_t output_nr() const;
+  Tensor grad() const;
+  void set_grad(const Tensor& grad);
+
+  bool same(const Tensor& o) const { return impl_ == o.impl_; }
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+}  // namespace dp
