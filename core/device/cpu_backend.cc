@@ -37,6 +37,7 @@ bool f32(const KView& v) {
 
 CpuBackend::CpuBackend(int devices) {
   devices_.reserve(devices);
+  owners_.resize(devices);
   for (int i = 0; i < devices; ++i) devices_.emplace_back(nullptr, [](dnnl_cpu::DnnlDevice*) {});
 }
 
@@ -58,6 +59,7 @@ void CpuBackend::memory_info(int, uint64_t* free_bytes, uint64_t* total_bytes) c
 
 void CpuBackend::worker_started(int dev) {
   devices_[dev] = dnnl_cpu::make_device();
+  owners_[dev] = std::this_thread::get_id();
 }
 
 void CpuBackend::worker_stopping(int dev) {
@@ -65,7 +67,7 @@ void CpuBackend::worker_stopping(int dev) {
 }
 
 dnnl_cpu::DnnlDevice& CpuBackend::dnnl(int dev) {
-  DP_CHECK(devices_[dev] != nullptr, kInternal,
+  DP_CHECK(devices_[dev] != nullptr && owners_[dev] == std::this_thread::get_id(), kInternal,
            "cpu:" << dev << " kernel called outside its worker thread");
   return *devices_[dev];
 }

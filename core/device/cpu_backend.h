@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "device/backend.h"
@@ -82,6 +83,7 @@ class CpuBackend final : public Backend {
   dnnl_cpu::DnnlDevice& dnnl(int dev);
 
   std::vector<std::unique_ptr<dnnl_cpu::DnnlDevice, void (*)(dnnl_cpu::DnnlDevice*)>> devices_;
+  std::vector<std::thread::id> owners_;  // each device's worker thread
 };
 
 }  // namespace dp

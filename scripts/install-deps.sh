@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every package the build, the tests, the benchmarks and the demo need, from
+# Debian's repositories (and, for the few things Debian lacks, pinned from PyPI).
+# Idempotent: when everything is present it prints nothing and touches nothing.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  cmake g++ make pkg-config
+  libdnnl-dev            # oneDNN: the CPU kernels
+  zlib1g-dev             # reading the gzip'd IDX files
+  libdlpack-dev          # DLPack header
+  nlohmann-json3-dev     # safetensors headers
+  swig                   # Python and Java bindings
+  python3-dev default-jdk-headless
+  # tests
+  libcmocka-dev libgtest-dev junit5
+  python3 python3-numpy python3-pytest
+  python3-torch          # the reference in parity tests and benchmarks
+  libopenblas0-pthread   # the BLAS Debian's PyTorch uses; without it torch falls back to
+                         # the reference BLAS, ~20x slower, which would flatter our numbers
+  valgrind clang libclang-rt-14-dev   # leak checks and the libFuzzer targets
+  # demo
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
