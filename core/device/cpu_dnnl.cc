@@ -612,6 +612,9 @@ bool batch_norm_backward(DnnlDevice& d, const KView& gy, const KView& x, const K
               {DNNL_ARG_VARIANCE, d.mem(var)},
               {DNNL_ARG_DIFF_DST, d.mem(gy)},
               {DNNL_ARG_SCALE, d.mem(gamma)},
+              // oneDNN 2.6 wants a shift argument here although the gradients do not read
+              // it; gamma has the right shape and is only read.
+              {DNNL_ARG_SHIFT, d.mem(gamma)},
               {DNNL_ARG_DIFF_SRC, d.mem(gx)},
               {DNNL_ARG_DIFF_SCALE, d.mem(ggamma)},
               {DNNL_ARG_DIFF_SHIFT, d.mem(gbeta)}});

@@ -8,14 +8,6 @@ namespace dp::ops {
 
 namespace {
 
-// The worker a cross-device copy runs on: the current thread's if it is the worker of
-// either device (a worker never waits on another worker, so device tasks cannot
-// deadlock on each other), else the destination's.
-Device exec_device(const Context& ctx, Device dst, Device src) {
-  if (ctx.worker(src).is_current()) return src;
-  return dst;
-}
-
 // The backend that can reach both devices: the non-CPU one, if any.
 Backend& copy_backend(const Context& ctx, Device dst, Device src) {
   if (!dst.is_cpu()) return ctx.backend(dst.type);
@@ -24,18 +16,7 @@ Backend& copy_backend(const Context& ctx, Device dst, Device src) {
 
 void raw_copy(const Tensor& dst, const Tensor& src) {
   const size_t n = src.nbytes();
-  if (n == 0) return;
-  auto ctx = src.context();
-  if (dst.device().is_cpu() && src.device().is_cpu()) {
-    // CPU devices share the host's memory: no worker needed.
-    if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), n);
-    return;
-  }
-  const Device exec = exec_device(*ctx, dst.device(), src.device());
-  ctx->run(exec, [&] {
-    copy_backend(*ctx, dst.device(), src.device())
-        .copy_2d(exec, dst.device(), dst.data(), n, src.device(), src.data(), n, n, 1);
-  });
+  device_copy_2d(dst, 0, n, src, 0, n, n, 1);
 }
 
 class ToDeviceBackward final : public Node {
@@ -58,6 +39,33 @@ class CloneBackward final : public Node {
 };
 
 }  // namespace
+
+void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
+                    size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows) {
+  if (rows == 0 || row_bytes == 0) return;
+  char* d = static_cast<char*>(dst.data()) + dst_offset;
+  const char* s = static_cast<const char*>(src.data()) + src_offset;
+  const Device dd = dst.device(), sd = src.device();
+  if (dd.is_cpu() && sd.is_cpu()) {
+    // CPU devices share the host's memory: no worker needed.
+    if (d == s) return;
+    if (dst_pitch == row_bytes && src_pitch == row_bytes) {
+      std::memcpy(d, s, row_bytes * rows);
+    } else {
+      for (size_t r = 0; r < rows; ++r)
+        std::memcpy(d + r * dst_pitch, s + r * src_pitch, row_bytes);
+    }
+    return;
+  }
+  auto ctx = src.context();
+  // A worker never waits on another worker: run here if this is either device's worker.
+  Device exec = dd.is_cpu() ? sd : dd;
+  if (ctx->worker(sd).is_current()) exec = sd;
+  if (ctx->worker(dd).is_current()) exec = dd;
+  ctx->run(exec, [&] {
+    copy_backend(*ctx, dd, sd).copy_2d(exec, dd, d, dst_pitch, sd, s, src_pitch, row_bytes, rows);
+  });
+}
 
 void copy_(const Tensor& dst, const Tensor& src) {
   check_defined(dst, "copy", "dst");

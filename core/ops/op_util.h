@@ -68,6 +68,13 @@ inline int dev(const Tensor& t) {
   return t.device().index;
 }
 
+// Copies `rows` rows of `row_bytes` between tensors on any devices: from src's data at
+// byte offset src_offset (rows src_pitch apart) to dst's at dst_offset (dst_pitch apart).
+// Runs on the current thread when it is either device's worker (or both are CPU
+// devices), so a device task never waits on another worker.
+void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
+                    size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows);
+
 // A node's saved tensors, unpacked with the node's name for the error message.
 #define DP_UNPACK(saved) (saved).unpack(name())
 

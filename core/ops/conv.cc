@@ -1,0 +1,94 @@
+// 2-D convolution (dilation 1, one group), as torch.nn.functional.conv2d.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace dp::ops {
+
+namespace {
+
+class Conv2dBackward final : public Node {
+ public:
+  Conv2dBackward(Device d, SavedTensor x, SavedTensor w, Conv2dParams p, bool has_bias)
+      : Node(d, 1), x_(std::move(x)), w_(std::move(w)), p_(p), has_bias_(has_bias) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    const Tensor& g = grads[0];
+    const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
+    Backend& be = backend_of(g);
+    Tensor gx, gw, gb;
+    if (next_edges_[0].valid()) {
+      gx = empty_like(x);
+      be.conv2d_backward_data(dev(g), g.kview(), w.kview(), gx.kview(), p_);
+    }
+    const bool need_b = has_bias_ && next_edges_[2].valid();
+    if (next_edges_[1].valid() || need_b) {
+      gw = empty_like(w);
+      KView gb_view;
+      if (need_b) {
+        gb = empty_like(w, {w.shape()[0]});
+        gb_view = gb.kview();
+      }
+      be.conv2d_backward_weights(dev(g), x.kview(), g.kview(), gw.kview(),
+                                 need_b ? &gb_view : nullptr, p_);
+      if (!next_edges_[1].valid()) gw = Tensor();
+    }
+    return {gx, gw, gb};
+  }
+  const char* name() const override { return "Conv2dBackward"; }
+  void release_saved() override {
+    x_.reset();
+    w_.reset();
+  }
+
+ private:
+  SavedTensor x_, w_;
+  Conv2dParams p_;
+  bool has_bias_;
+};
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
+              int pad_h, int pad_w) {
+  check_float(x, "conv2d", "x");
+  check_same(x, weight, "conv2d", "x", "weight");
+  check_ndim(x, 4, "conv2d", "x");
+  check_ndim(weight, 4, "conv2d", "weight");
+  DP_CHECK(stride_h > 0 && stride_w > 0, kInvalidArgument,
+           "conv2d: stride = (" << stride_h << ", " << stride_w << ") must be positive");
+  DP_CHECK(pad_h >= 0 && pad_w >= 0, kInvalidArgument,
+           "conv2d: padding = (" << pad_h << ", " << pad_w << ") must not be negative");
+  DP_CHECK(x.shape()[1] == weight.shape()[1], kShapeMismatch,
+           "conv2d: x has " << x.shape()[1] << " channels but weight " << shape_str(weight.shape())
+                            << " expects " << weight.shape()[1]);
+  const int64_t O = weight.shape()[0], KH = weight.shape()[2], KW = weight.shape()[3];
+  if (bias.defined()) {
+    check_same(x, bias, "conv2d", "x", "bias");
+    DP_CHECK(bias.ndim() == 1 && bias.shape()[0] == O, kShapeMismatch,
+             "conv2d: bias has shape " << shape_str(bias.shape()) << " but there are " << O
+                                       << " output channels");
+  }
+  const int64_t OH = (x.shape()[2] + 2 * pad_h - KH) / stride_h + 1;
+  const int64_t OW = (x.shape()[3] + 2 * pad_w - KW) / stride_w + 1;
+  DP_CHECK(x.shape()[2] + 2 * pad_h >= KH && x.shape()[3] + 2 * pad_w >= KW && OH > 0 && OW > 0,
+           kShapeMismatch,
+           "conv2d: kernel " << KH << "x" << KW << " does not fit input " << shape_str(x.shape())
+                             << " with padding (" << pad_h << ", " << pad_w << ")");
+  const Conv2dParams p{stride_h, stride_w, pad_h, pad_w};
+  return on_device(x, [&] {
+    Tensor y = empty_like(x, {x.shape()[0], O, OH, OW});
+    if (y.numel() > 0) {
+      KView bv;
+      if (bias.defined()) bv = bias.kview();
+      backend_of(x).conv2d(dev(x), x.kview(), weight.kview(), bias.defined() ? &bv : nullptr,
+                           y.kview(), p);
+    }
+    if (needs_grad({&x, &weight, &bias})) {
+      set_history(
+          y, make_node<Conv2dBackward>({&x, &weight, bias.defined() ? &bias : nullptr}, x.device(),
+                                       SavedTensor(x), SavedTensor(weight), p, bias.defined()));
+    }
+    return y;
+  });
+}
+
+}  // namespace dp::ops

@@ -1,0 +1,71 @@
+// Losses: cross entropy (log_softmax + negative log-likelihood, mean over the batch) and
+// mean squared error.
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace dp::ops {
+
+namespace {
+
+class NllLossBackward final : public Node {
+ public:
+  NllLossBackward(Device d, Tensor target, Shape input_shape)
+      : Node(d, 1), target_(std::move(target)), input_shape_(std::move(input_shape)) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    const Tensor& g = grads[0];
+    Tensor gx = empty_like(g, input_shape_);
+    if (gx.numel() > 0)
+      backend_of(g).nll_loss_backward(dev(g), g.kview(), target_.kview(), gx.kview());
+    return {gx};
+  }
+  const char* name() const override { return "NllLossBackward"; }
+  void release_saved() override { target_ = Tensor(); }
+
+ private:
+  Tensor target_;
+  Shape input_shape_;
+};
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
+  check_float(log_probs, "nll_loss", "input");
+  check_dtype(target, DType::kInt64, "nll_loss", "target");
+  check_ndim(log_probs, 2, "nll_loss", "input");
+  check_ndim(target, 1, "nll_loss", "target");
+  DP_CHECK(target.shape()[0] == log_probs.shape()[0], kShapeMismatch,
+           "nll_loss: input has " << log_probs.shape()[0] << " rows but target has "
+                                  << target.shape()[0] << " entries");
+  DP_CHECK(target.device() == log_probs.device(), kDeviceMismatch,
+           "nll_loss: input is on " << log_probs.device().str() << " but target is on "
+                                    << target.device().str());
+  return on_device(log_probs, [&] {
+    Tensor out = empty_like(log_probs, {});
+    backend_of(log_probs).nll_loss(dev(log_probs), log_probs.kview(), target.kview(), out.kview());
+    if (needs_grad({&log_probs})) {
+      set_history(out, make_node<NllLossBackward>({&log_probs}, log_probs.device(), target.detach(),
+                                                  log_probs.shape()));
+    }
+    return out;
+  });
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
+  check_float(logits, "cross_entropy", "logits");
+  check_ndim(logits, 2, "cross_entropy", "logits");
+  return on_device(logits, [&] { return nll_loss(log_softmax(logits, 1), target); });
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target) {
+  check_float(input, "mse_loss", "input");
+  check_same(input, target, "mse_loss", "input", "target");
+  DP_CHECK(input.shape() == target.shape(), kShapeMismatch,
+           "mse_loss: input has shape " << shape_str(input.shape()) << " but target has "
+                                        << shape_str(target.shape()));
+  return on_device(input, [&] {
+    const Tensor d = sub(input, target);
+    return mean(mul(d, d));
+  });
+}
+
+}  // namespace dp::ops

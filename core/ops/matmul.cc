@@ -1,0 +1,179 @@
+// Matrix products: matmul and the Linear layer's fused x @ W^T + b (+ ReLU).
+#include "ops/op_util.h"
+#include "ops/ops.h"
+
+namespace dp::ops {
+
+namespace {
+
+// out = op(a) @ op(b) (+ bias) (relu), through the backend; shapes already checked.
+Tensor raw_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const Shape& out_shape,
+                  MatmulParams p) {
+  Tensor out = empty_like(a, out_shape);
+  if (out.numel() == 0) return out;
+  KView bias_view;
+  if (bias) bias_view = bias->kview();
+  backend_of(a).matmul(dev(a), a.kview(), b.kview(), bias ? &bias_view : nullptr, out.kview(), p);
+  return out;
+}
+
+MatmulParams trans(bool ta, bool tb) {
+  MatmulParams p;
+  p.trans_a = ta;
+  p.trans_b = tb;
+  return p;
+}
+
+class MatmulBackward final : public Node {
+ public:
+  MatmulBackward(Device d, SavedTensor a, SavedTensor b)
+      : Node(d, 1), a_(std::move(a)), b_(std::move(b)) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    const Tensor& g = grads[0];
+    const Tensor a = DP_UNPACK(a_), b = DP_UNPACK(b_);
+    Tensor ga, gb;
+    if (next_edges_[0].valid()) {
+      // ga = g @ b^T, summed over a broadcast batch.
+      Shape s = g.shape();
+      s.back() = b.shape()[b.ndim() - 2];
+      ga = sum_to(raw_matmul(g, b, nullptr, s, trans(false, true)), a.shape());
+    }
+    if (next_edges_[1].valid()) {
+      // gb = a^T @ g, summed over a broadcast batch.
+      Shape s = g.shape();
+      s[s.size() - 2] = a.shape().back();
+      gb = sum_to(raw_matmul(a, g, nullptr, s, trans(true, false)), b.shape());
+    }
+    return {ga, gb};
+  }
+  const char* name() const override { return "MatmulBackward"; }
+  void release_saved() override {
+    a_.reset();
+    b_.reset();
+  }
+
+ private:
+  SavedTensor a_, b_;
+};
+
+class LinearBackward final : public Node {
+ public:
+  LinearBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor y, bool relu, bool has_bias)
+      : Node(d, 1),
+        x_(std::move(x)),
+        w_(std::move(w)),
+        y_(std::move(y)),
+        relu_(relu),
+        has_bias_(has_bias) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    Tensor g = grads[0];
+    const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
+    Backend& be = backend_of(g);
+    const int64_t in = w.shape()[1], out = w.shape()[0];
+    const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
+    if (relu_) {
+      const Tensor y = DP_UNPACK(y_);
+      Tensor masked = empty_like(g);
+      if (g.numel() > 0)
+        be.unary_backward(dev(g), UnaryOp::kRelu, g.kview(), y.kview(), masked.kview());
+      g = masked;
+    }
+    const Tensor g2 = g.view_as_shape({rows, out});
+    const Tensor x2 = x.view_as_shape({rows, in});
+    Tensor gx, gw, gb;
+    if (next_edges_[0].valid()) {
+      gx = raw_matmul(g2, w, nullptr, {rows, in}, trans(false, false)).view_as_shape(x.shape());
+    }
+    if (next_edges_[1].valid()) gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false));
+    if (has_bias_ && next_edges_[2].valid()) gb = sum_to(g2, {out});
+    return {gx, gw, gb};
+  }
+  const char* name() const override { return "LinearBackward"; }
+  void release_saved() override {
+    x_.reset();
+    w_.reset();
+    y_.reset();
+  }
+
+ private:
+  SavedTensor x_, w_, y_;
+  bool relu_, has_bias_;
+};
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_float(a, "matmul", "a");
+  check_same(a, b, "matmul", "a", "b");
+  DP_CHECK((a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3), kShapeMismatch,
+           "matmul: a and b must be 2-D or 3-D, got " << shape_str(a.shape()) << " and "
+                                                      << shape_str(b.shape()));
+  const int64_t K = a.shape().back();
+  DP_CHECK(b.shape()[b.ndim() - 2] == K, kShapeMismatch,
+           "matmul: a " << shape_str(a.shape()) << " and b " << shape_str(b.shape())
+                        << " do not chain (inner sizes " << K << " and " << b.shape()[b.ndim() - 2]
+                        << ")");
+  if (a.ndim() == 3 && b.ndim() == 3) {
+    DP_CHECK(
+        a.shape()[0] == b.shape()[0], kShapeMismatch,
+        "matmul: batch sizes differ: " << shape_str(a.shape()) << " and " << shape_str(b.shape()));
+  }
+  Shape out_shape;
+  if (a.ndim() == 3 || b.ndim() == 3)
+    out_shape.push_back(a.ndim() == 3 ? a.shape()[0] : b.shape()[0]);
+  out_shape.push_back(a.shape()[a.ndim() - 2]);
+  out_shape.push_back(b.shape().back());
+  return on_device(a, [&] {
+    // [B, M, K] @ [K, N] is one 2-D product over B * M rows.
+    Tensor out;
+    if (a.ndim() == 3 && b.ndim() == 2) {
+      out = raw_matmul(a.view_as_shape({a.shape()[0] * a.shape()[1], K}), b, nullptr,
+                       {a.shape()[0] * a.shape()[1], b.shape()[1]}, {})
+                .view_as_shape(out_shape);
+    } else {
+      out = raw_matmul(a, b, nullptr, out_shape, {});
+    }
+    if (needs_grad({&a, &b})) {
+      set_history(out,
+                  make_node<MatmulBackward>({&a, &b}, a.device(), SavedTensor(a), SavedTensor(b)));
+    }
+    return out;
+  });
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu) {
+  check_float(x, "linear", "x");
+  check_same(x, weight, "linear", "x", "weight");
+  check_ndim(weight, 2, "linear", "weight");
+  DP_CHECK(x.ndim() >= 1 && x.shape().back() == weight.shape()[1], kShapeMismatch,
+           "linear: x has shape " << shape_str(x.shape()) << " but weight "
+                                  << shape_str(weight.shape()) << " expects " << weight.shape()[1]
+                                  << " input features");
+  const int64_t out_features = weight.shape()[0];
+  if (bias.defined()) {
+    check_same(x, bias, "linear", "x", "bias");
+    DP_CHECK(bias.ndim() == 1 && bias.shape()[0] == out_features, kShapeMismatch,
+             "linear: bias has shape " << shape_str(bias.shape()) << " but weight has "
+                                       << out_features << " output features");
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features;
+  const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
+  return on_device(x, [&] {
+    MatmulParams p;
+    p.trans_b = true;
+    p.relu = relu;
+    const Tensor x2 = x.view_as_shape({rows, x.shape().back()});
+    Tensor out = raw_matmul(x2, weight, bias.defined() ? &bias : nullptr, {rows, out_features}, p)
+                     .view_as_shape(out_shape);
+    if (needs_grad({&x, &weight, &bias})) {
+      auto node = make_node<LinearBackward>(
+          {&x, &weight, bias.defined() ? &bias : nullptr}, x.device(), SavedTensor(x),
+          SavedTensor(weight), relu ? SavedTensor(out) : SavedTensor(), relu, bias.defined());
+      set_history(out, node);
+    }
+    return out;
+  });
+}
+
+}  // namespace dp::ops

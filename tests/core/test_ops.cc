@@ -1,0 +1,432 @@
+// Every op, three ways:
+//  1. its float64 gradient against central finite differences (fresh random inputs each
+//     run; the seed is printed on failure),
+//  2. its float32 forward and backward (oneDNN where it has the primitive) against the
+//     float64 reference,
+//  3. hand-computed values where a formula is easy to write down.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "device/context.h"
+#include "error.h"
+#include "ops/ops.h"
+
+namespace dp {
+namespace {
+
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+class Ops : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ContextOptions o;
+    o.cpu_devices = 2;
+    o.load_cuda = false;
+    ctx_ = Context::create(o);
+    seed_ = std::random_device{}();
+    rng_.seed(seed_);
+  }
+
+  // float64 tensor with uniform values in [lo, hi), optionally requiring grad.
+  Tensor rand(const Shape& s, bool grad = true, double lo = -1, double hi = 1) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    std::vector<double> v(static_cast<size_t>(numel_of(s)));
+    for (double& x : v) x = u(rng_);
+    Tensor t = ops::from_host(ctx_, s, DType::kFloat64, cpu(0), v.data());
+    t.set_requires_grad(grad);
+    return t;
+  }
+
+  Tensor int64s(const Shape& s, std::vector<int64_t> v) {
+    return ops::from_host(ctx_, s, DType::kInt64, cpu(0), v.data());
+  }
+
+  static std::vector<double> values(const Tensor& t) {
+    Tensor d = t.dtype() == DType::kFloat64 ? t : ops::to_dtype(t.detach(), DType::kFloat64);
+    std::vector<double> v(static_cast<size_t>(d.numel()));
+    ops::to_host(d, v.data());
+    return v;
+  }
+
+  // L = sum(f(x) * w) for fixed random weights w: checks every output's gradient.
+  double weighted_sum(const Tensor& y, const std::vector<double>& w) {
+    const auto v = values(y);
+    double s = 0;
+    for (size_t i = 0; i < v.size(); ++i) s += v[i] * w[i];
+    return s;
+  }
+
+  Tensor weights_like(const Tensor& y, const std::vector<double>& w) {
+    Tensor t = ops::from_host(ctx_, y.shape(), DType::kFloat64, y.device(), w.data());
+    return y.dtype() == DType::kFloat64 ? t : ops::to_dtype(t, y.dtype());
+  }
+
+  // Runs f, backpropagates sum(f(x) * w), returns the output and every input's gradient.
+  std::pair<std::vector<double>, std::vector<std::vector<double>>> forward_backward(
+      const Fn& f, const std::vector<Tensor>& inputs, const std::vector<double>& w) {
+    for (const Tensor& t : inputs) {
+      if (t.requires_grad()) const_cast<Tensor&>(t).set_grad(Tensor());
+    }
+    Tensor y = f(inputs);
+    std::vector<std::vector<double>> grads;
+    if (y.requires_grad()) {
+      backward({y}, {weights_like(y, w)});
+    }
+    for (const Tensor& t : inputs) {
+      if (t.requires_grad() && t.grad().defined()) {
+        grads.push_back(values(t.grad()));
+      } else {
+        grads.push_back(std::vector<double>(t.requires_grad() ? t.numel() : 0, 0.0));
+      }
+    }
+    return {values(y), grads};
+  }
+
+  void check(const std::string& what, const Fn& f, const std::vector<Tensor>& inputs,
+             double f32_rtol = 2e-4, double f32_atol = 2e-5) {
+    SCOPED_TRACE(what + " (seed " + std::to_string(seed_) + ")");
+    // Output weights for L = sum(y * w).
+    Tensor probe;
+    {
+      GradModeGuard g(false);
+      probe = f(inputs);
+    }
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> w(static_cast<size_t>(probe.numel()));
+    for (double& x : w) x = u(rng_);
+
+    // 1. float64 analytic gradients against central differences.
+    auto [y64, g64] = forward_backward(f, inputs, w);
+    const double eps = 1e-6;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& x = inputs[i];
+      if (!x.requires_grad()) continue;
+      double* p = x.data_as<double>();
+      for (int64_t k = 0; k < x.numel(); ++k) {
+        const double saved = p[k];
+        GradModeGuard g(false);
+        p[k] = saved + eps;
+        const double up = weighted_sum(f(inputs), w);
+        p[k] = saved - eps;
+        const double down = weighted_sum(f(inputs), w);
+        p[k] = saved;
+        const double numeric = (up - down) / (2 * eps);
+        EXPECT_NEAR(g64[i][k], numeric, 1e-6 + 1e-5 * std::abs(numeric))
+            << "d/d input " << i << "[" << k << "]";
+      }
+    }
+
+    // 2. float32 against the float64 reference, forward and backward.
+    std::vector<Tensor> in32;
+    for (const Tensor& x : inputs) {
+      if (x.dtype() != DType::kFloat64) {
+        in32.push_back(x);
+        continue;
+      }
+      Tensor c = ops::to_dtype(x.detach(), DType::kFloat32);
+      c.set_requires_grad(x.requires_grad());
+      in32.push_back(c);
+    }
+    auto [y32, g32] = forward_backward(f, in32, w);
+    ASSERT_EQ(y32.size(), y64.size());
+    for (size_t k = 0; k < y64.size(); ++k) {
+      EXPECT_NEAR(y32[k], y64[k], f32_atol + f32_rtol * std::abs(y64[k])) << "output[" << k << "]";
+    }
+    for (size_t i = 0; i < g64.size(); ++i) {
+      for (size_t k = 0; k < g64[i].size(); ++k) {
+        EXPECT_NEAR(g32[i][k], g64[i][k], f32_atol + f32_rtol * std::abs(g64[i][k]))
+            << "grad of input " << i << "[" << k << "]";
+      }
+    }
+  }
+
+  std::shared_ptr<Context> ctx_;
+  uint32_t seed_ = 0;
+  std::mt19937_64 rng_;
+};
+
+TEST_F(Ops, ArithmeticBroadcastsAndDifferentiates) {
+  check("add [3,4]+[4]", [](auto& x) { return ops::add(x[0], x[1]); }, {rand({3, 4}), rand({4})});
+  check("sub [3,1]-[3,4]", [](auto& x) { return ops::sub(x[0], x[1]); },
+        {rand({3, 1}), rand({3, 4})});
+  check("mul [2,3,4]*[3,1]", [](auto& x) { return ops::mul(x[0], x[1]); },
+        {rand({2, 3, 4}), rand({3, 1})});
+  check("div [3,4]/[4]", [](auto& x) { return ops::div(x[0], x[1]); },
+        {rand({3, 4}), rand({4}, true, 0.5, 2.0)});
+  check("div scalar/[5]", [](auto& x) { return ops::div(x[0], x[1]); },
+        {rand({}), rand({5}, true, 0.5, 2.0)});
+  check("neg", [](auto& x) { return ops::neg(x[0]); }, {rand({7})});
+  check("scale", [](auto& x) { return ops::scale(x[0], -2.5); }, {rand({2, 3})});
+  check("add_scalar", [](auto& x) { return ops::add_scalar(x[0], 4.0); }, {rand({2, 3})});
+}
+
+TEST_F(Ops, ActivationsDifferentiate) {
+  check("relu", [](auto& x) { return ops::relu(x[0]); }, {rand({4, 5})});
+  check("gelu", [](auto& x) { return ops::gelu(x[0]); }, {rand({4, 5}, true, -3, 3)});
+  check("tanh", [](auto& x) { return ops::tanh(x[0]); }, {rand({4, 5}, true, -3, 3)});
+  check("sigmoid", [](auto& x) { return ops::sigmoid(x[0]); }, {rand({4, 5}, true, -4, 4)});
+  check("exp", [](auto& x) { return ops::exp(x[0]); }, {rand({4, 5})});
+  check("log", [](auto& x) { return ops::log(x[0]); }, {rand({4, 5}, true, 0.2, 3)});
+}
+
+TEST_F(Ops, ReductionsDifferentiate) {
+  check("sum all", [](auto& x) { return ops::sum(x[0]); }, {rand({3, 4})});
+  check("sum dim 1", [](auto& x) { return ops::sum(x[0], 1, false); }, {rand({3, 4, 2})});
+  check("sum dim -1 keepdim", [](auto& x) { return ops::sum(x[0], -1, true); }, {rand({3, 4})});
+  check("mean all", [](auto& x) { return ops::mean(x[0]); }, {rand({3, 4})});
+  check("mean dim 0", [](auto& x) { return ops::mean(x[0], 0, false); }, {rand({5, 3})});
+}
+
+TEST_F(Ops, MatmulAndLinearDifferentiate) {
+  check("matmul 2-D", [](auto& x) { return ops::matmul(x[0], x[1]); },
+        {rand({3, 5}), rand({5, 4})});
+  check("matmul batched", [](auto& x) { return ops::matmul(x[0], x[1]); },
+        {rand({2, 3, 5}), rand({2, 5, 4})});
+  check("matmul 3-D @ 2-D", [](auto& x) { return ops::matmul(x[0], x[1]); },
+        {rand({2, 3, 5}), rand({5, 4})});
+  check("linear", [](auto& x) { return ops::linear(x[0], x[1], x[2]); },
+        {rand({6, 5}), rand({4, 5}), rand({4})});
+  check("linear without bias", [](auto& x) { return ops::linear(x[0], x[1], Tensor()); },
+        {rand({6, 5}), rand({4, 5})});
+  check("linear + relu", [](auto& x) { return ops::linear(x[0], x[1], x[2], true); },
+        {rand({6, 5}), rand({4, 5}), rand({4})});
+  check("linear 3-D input", [](auto& x) { return ops::linear(x[0], x[1], x[2]); },
+        {rand({2, 3, 5}), rand({4, 5}), rand({4})});
+}
+
+TEST_F(Ops, SoftmaxesDifferentiate) {
+  check("softmax dim 1", [](auto& x) { return ops::softmax(x[0], 1); },
+        {rand({3, 5}, true, -3, 3)});
+  check("softmax dim 0", [](auto& x) { return ops::softmax(x[0], 0); },
+        {rand({3, 5}, true, -3, 3)});
+  check("log_softmax dim 1", [](auto& x) { return ops::log_softmax(x[0], 1); },
+        {rand({3, 5}, true, -3, 3)});
+  check("log_softmax dim 1 of 3-D", [](auto& x) { return ops::log_softmax(x[0], 1); },
+        {rand({2, 3, 4}, true, -3, 3)});
+}
+
+TEST_F(Ops, ConvolutionDifferentiatesWithStrideAndPadding) {
+  check(
+      "conv2d 3x3 pad 1", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1); },
+      {rand({2, 2, 5, 5}), rand({3, 2, 3, 3}), rand({3})}, 5e-4, 1e-4);
+  check(
+      "conv2d stride 2 pad (1, 0), odd sizes",
+      [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 2, 2, 1, 0); },
+      {rand({1, 3, 7, 6}), rand({2, 3, 3, 2}), rand({2})}, 5e-4, 1e-4);
+  check(
+      "conv2d no bias", [](auto& x) { return ops::conv2d(x[0], x[1], Tensor(), 1, 2, 0, 1); },
+      {rand({2, 1, 4, 5}), rand({2, 1, 2, 3})}, 5e-4, 1e-4);
+}
+
+TEST_F(Ops, PoolingDifferentiatesWithStrideAndPadding) {
+  check("max_pool2d 2x2", [](auto& x) { return ops::max_pool2d(x[0], 2, 2, 2, 2, 0, 0); },
+        {rand({2, 2, 4, 6})});
+  check("max_pool2d 3x3 stride 2 pad 1",
+        [](auto& x) { return ops::max_pool2d(x[0], 3, 3, 2, 2, 1, 1); }, {rand({1, 2, 7, 5})});
+  check("avg_pool2d 2x2", [](auto& x) { return ops::avg_pool2d(x[0], 2, 2, 2, 2, 0, 0); },
+        {rand({2, 2, 4, 6})});
+  check("avg_pool2d 3x3 stride 2 pad 1",
+        [](auto& x) { return ops::avg_pool2d(x[0], 3, 3, 2, 2, 1, 1); }, {rand({1, 2, 7, 5})});
+}
+
+TEST_F(Ops, BatchNormDifferentiatesInTrainingAndEvaluation) {
+  Tensor rm = rand({3}, false), rv = rand({3}, false, 0.5, 1.5);
+  check(
+      "batch_norm training 2-D",
+      [&](auto& x) {
+        return ops::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true, 0.1, 1e-5);
+      },
+      {rand({6, 3}), rand({3}), rand({3})}, 1e-3, 1e-4);
+  check(
+      "batch_norm training 4-D",
+      [&](auto& x) {
+        return ops::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true, 0.1, 1e-5);
+      },
+      {rand({2, 3, 2, 3}), rand({3}), rand({3})}, 1e-3, 1e-4);
+  check(
+      "batch_norm evaluation",
+      [&](auto& x) {
+        Tensor m = x[0].dtype() == DType::kFloat64 ? rm : ops::to_dtype(rm, DType::kFloat32);
+        Tensor v = x[0].dtype() == DType::kFloat64 ? rv : ops::to_dtype(rv, DType::kFloat32);
+        return ops::batch_norm(x[0], x[1], x[2], m, v, false, 0.1, 1e-5);
+      },
+      {rand({2, 3, 2, 2}), rand({3}), rand({3})}, 1e-3, 1e-4);
+}
+
+TEST_F(Ops, DropoutAndEmbeddingAndLossesDifferentiate) {
+  check("dropout p=0.3", [](auto& x) { return ops::dropout(x[0], 0.3, true, 1234); },
+        {rand({4, 6})});
+  Tensor idx = int64s({5}, {3, 0, 3, 1, 2});
+  check("embedding", [&](auto& x) { return ops::embedding(idx, x[0]); }, {rand({4, 3})});
+  Tensor target = int64s({4}, {2, 0, 4, 4});
+  check("cross_entropy", [&](auto& x) { return ops::cross_entropy(x[0], target); },
+        {rand({4, 5}, true, -2, 2)});
+  check("nll_loss", [&](auto& x) { return ops::nll_loss(x[0], target); }, {rand({4, 5})});
+  check("mse_loss", [](auto& x) { return ops::mse_loss(x[0], x[1]); },
+        {rand({3, 4}), rand({3, 4})});
+}
+
+TEST_F(Ops, ShapeOpsDifferentiate) {
+  check("reshape with -1", [](auto& x) { return ops::reshape(x[0], {-1, 2}); }, {rand({3, 4})});
+  check("flatten 1..-1", [](auto& x) { return ops::flatten(x[0], 1, -1); }, {rand({2, 3, 2})});
+  check("cat dim 0",
+        [](auto& x) {
+          return ops::cat({x[0], x[1]}, 0);
+        },
+        {rand({2, 3}), rand({1, 3})});
+  check("cat dim 1",
+        [](auto& x) {
+          return ops::cat({x[0], x[1], x[2]}, 1);
+        },
+        {rand({2, 1}), rand({2, 3}), rand({2, 2})});
+  check("split dim 0 (views), one piece used twice",
+        [](auto& x) {
+          auto p = ops::split(x[0], {1, 2, 1}, 0);
+          return ops::add(ops::mul(p[1], p[1]), ops::cat({p[0], p[0]}, 0));
+        },
+        {rand({4, 3})});
+  check("split dim 1 (copies), one piece unused",
+        [](auto& x) {
+          auto p = ops::split(x[0], {2, 1, 2}, 1);
+          return ops::mul(p[0], p[2]);
+        },
+        {rand({3, 5})});
+  check(
+      "to_device and back",
+      [](auto& x) { return ops::to_device(ops::scale(ops::to_device(x[0], cpu(1)), 3.0), cpu(0)); },
+      {rand({2, 3})});
+  check("clone", [](auto& x) { return ops::clone(x[0]); }, {rand({5})});
+}
+
+TEST_F(Ops, ValuesMatchHandComputedResults) {
+  auto f32 = [&](const Shape& s, std::vector<float> v) {
+    return ops::from_host(ctx_, s, DType::kFloat32, cpu(0), v.data());
+  };
+  auto host = [](const Tensor& t) {
+    std::vector<float> v(static_cast<size_t>(t.numel()));
+    ops::to_host(t, v.data());
+    return v;
+  };
+  // [[1,2],[3,4]] @ [[5],[6]] = [[17],[39]]
+  EXPECT_EQ(host(ops::matmul(f32({2, 2}, {1, 2, 3, 4}), f32({2, 1}, {5, 6}))),
+            (std::vector<float>{17, 39}));
+  // Linear: x=[1,2], W=[[1,0],[0,-1],[1,1]], b=[0.5,0,-4] -> [1.5,-2,-1] -> relu [1.5,0,0]
+  auto y = ops::linear(f32({1, 2}, {1, 2}), f32({3, 2}, {1, 0, 0, -1, 1, 1}),
+                       f32({3}, {0.5f, 0, -4}), true);
+  EXPECT_EQ(host(y), (std::vector<float>{1.5f, 0, 0}));
+  // softmax([0, ln 3]) = [0.25, 0.75]
+  auto sm = host(ops::softmax(f32({1, 2}, {0, std::log(3.0f)}), 1));
+  EXPECT_NEAR(sm[0], 0.25f, 1e-6);
+  EXPECT_NEAR(sm[1], 0.75f, 1e-6);
+  // cross entropy of uniform logits over 4 classes = ln 4
+  Tensor t = ops::from_host(ctx_, {2}, DType::kInt64, cpu(0), std::vector<int64_t>{1, 3}.data());
+  EXPECT_NEAR(host(ops::cross_entropy(f32({2, 4}, {0, 0, 0, 0, 1, 1, 1, 1}), t))[0], std::log(4.0f),
+              5e-6);
+  // 2x2 max pool of 1..16 (4x4) = [6, 8, 14, 16]; average pool = [3.5, 5.5, 11.5, 13.5]
+  std::vector<float> seq(16);
+  for (int i = 0; i < 16; ++i) seq[i] = static_cast<float>(i + 1);
+  EXPECT_EQ(host(ops::max_pool2d(f32({1, 1, 4, 4}, seq), 2, 2, 2, 2, 0, 0)),
+            (std::vector<float>{6, 8, 14, 16}));
+  EXPECT_EQ(host(ops::avg_pool2d(f32({1, 1, 4, 4}, seq), 2, 2, 2, 2, 0, 0)),
+            (std::vector<float>{3.5f, 5.5f, 11.5f, 13.5f}));
+  // argmax ties pick the first
+  auto am = ops::argmax(f32({2, 3}, {1, 5, 5, 9, 2, 9}), 1);
+  std::vector<int64_t> amv(2);
+  ops::to_host(am, amv.data());
+  EXPECT_EQ(amv, (std::vector<int64_t>{1, 0}));
+}
+
+TEST_F(Ops, BatchNormUpdatesRunningStatisticsLikePyTorch) {
+  // x over one channel: [1, 2, 3, 4]; mean 2.5, biased var 1.25, unbiased 5/3.
+  std::vector<float> xv{1, 2, 3, 4};
+  Tensor x = ops::from_host(ctx_, {4, 1}, DType::kFloat32, cpu(0), xv.data());
+  Tensor rm = ops::zeros(ctx_, {1}, DType::kFloat32, cpu(0));
+  Tensor rv = ops::full(ctx_, {1}, DType::kFloat32, cpu(0), 1.0);
+  ops::batch_norm(x, Tensor(), Tensor(), rm, rv, true, 0.1, 1e-5);
+  float m = 0, v = 0;
+  ops::to_host(rm, &m);
+  ops::to_host(rv, &v);
+  EXPECT_NEAR(m, 0.25f, 1e-6);                      // 0.9 * 0 + 0.1 * 2.5
+  EXPECT_NEAR(v, 0.9f + 0.1f * 5.0f / 3.0f, 1e-6);  // 0.9 * 1 + 0.1 * unbiased var
+}
+
+TEST_F(Ops, DropoutKeepsTheExpectedFractionAndScales) {
+  Tensor x = ops::full(ctx_, {10000}, DType::kFloat32, cpu(0), 1.0);
+  Tensor y = ops::dropout(x, 0.25, true, 7);
+  std::vector<float> v(10000);
+  ops::to_host(y, v.data());
+  int kept = 0;
+  for (float f : v) {
+    if (f != 0) {
+      ++kept;
+      EXPECT_NEAR(f, 1.0f / 0.75f, 1e-6);
+    }
+  }
+  EXPECT_NEAR(kept / 10000.0, 0.75, 0.02);
+  EXPECT_TRUE(ops::dropout(x, 0.25, false, 7).same(x));  // identity in evaluation
+}
+
+TEST_F(Ops, SavedTensorModifiedInPlaceIsDetectedAtBackward) {
+  Tensor a = rand({3}), b = rand({3}, false);
+  Tensor y = ops::sum(ops::mul(a, b));
+  ops::fill_(b, 2.0);  // b was saved for mul's backward
+  try {
+    backward({y}, {});
+    FAIL() << "backward should have refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kState);
+    EXPECT_NE(std::string(e.what()).find("modified in place"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Ops, BackwardTwiceWithoutRetainGraphFails) {
+  Tensor a = rand({3});
+  Tensor y = ops::sum(ops::mul(a, a));
+  backward({y}, {});
+  EXPECT_THROW(backward({y}, {}), Error);
+  Tensor z = ops::sum(ops::mul(a, a));
+  backward({z}, {}, {.retain_graph = true});
+  backward({z}, {});  // retained once: works
+}
+
+TEST_F(Ops, GradientsAccumulateAcrossBackwardCalls) {
+  Tensor a = rand({4});
+  backward({ops::sum(ops::scale(a, 2.0))}, {});
+  backward({ops::sum(ops::scale(a, 3.0))}, {});
+  for (double g : values(a.grad())) EXPECT_DOUBLE_EQ(g, 5.0);
+}
+
+TEST_F(Ops, GradModeOffRecordsNothing) {
+  Tensor a = rand({4});
+  GradModeGuard off(false);
+  Tensor y = ops::relu(a);
+  EXPECT_FALSE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn(), nullptr);
+}
+
+TEST_F(Ops, ArgumentErrorsNameTheOpAndTheValue) {
+  auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  Tensor a = rand({2, 3}), b = rand({4, 5});
+  EXPECT_NE(message([&] { ops::matmul(a, b); }).find("do not chain"), std::string::npos);
+  EXPECT_NE(message([&] { ops::add(a, b); }).find("cannot be broadcast"), std::string::npos);
+  EXPECT_NE(message([&] { ops::softmax(a, 5); }).find("dim = 5"), std::string::npos);
+  Tensor t = int64s({2}, {0, 9});
+  EXPECT_NE(message([&] { ops::cross_entropy(a, t); }).find("target[1] = 9"), std::string::npos);
+  Tensor other = ops::to_device(a.detach(), cpu(1));
+  EXPECT_NE(message([&] { ops::add(a, other); }).find("cpu:1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dp
