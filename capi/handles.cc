@@ -21,6 +21,36 @@ dp_tensor* wrap(dp::Tensor t, dp_context* ctx) {
   return h;
 }
 
+dp_module* wrap(std::shared_ptr<dp::Module> m, dp_context* ctx) {
+  auto* h = new dp_module;
+  h->rep = std::move(m);
+  h->ctx = retain(ctx);
+  return h;
+}
+
+void release(dp_module* m) {
+  if (m && m->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    dp_context* ctx = m->ctx;
+    m->tag = Tag::kDead;
+    delete m;
+    release(ctx);
+  }
+}
+
+dp_module* check(const dp_module* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kModule, kInvalidArgument,
+           arg << " is not a live dp_module handle (released, or another kind of handle)");
+  return const_cast<dp_module*>(h);
+}
+
+dp_optimizer* check(const dp_optimizer* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kOptimizer, kInvalidArgument,
+           arg << " is not a live dp_optimizer handle (released, or another kind of handle)");
+  return const_cast<dp_optimizer*>(h);
+}
+
 dp_context* check(const dp_context* h, const char* arg) {
   DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
   DP_CHECK(h->tag == Tag::kContext, kInvalidArgument,

@@ -6,10 +6,15 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "dataparallel/dataparallel.h"
 #include "device/context.h"
 #include "error.h"
+#include "nn/module.h"
+#include "optim/optimizer.h"
 #include "tensor/tensor.h"
 
 namespace dp::capi {
@@ -38,6 +43,27 @@ struct dp_tensor {
   dp_context* ctx = nullptr;  // one reference, dropped with the handle
 };
 
+struct dp_module {
+  dp::capi::Tag tag = dp::capi::Tag::kModule;
+  std::atomic<int> refs{1};
+  std::shared_ptr<dp::Module> rep;
+  dp_context* ctx = nullptr;
+  // Parameter and buffer names handed out as const char*: interned here so the pointers
+  // stay valid while the handle lives.
+  std::mutex names_mu;
+  std::set<std::string> names;
+  const char* intern(const std::string& name) {
+    std::lock_guard<std::mutex> lock(names_mu);
+    return names.insert(name).first->c_str();
+  }
+};
+
+struct dp_optimizer {
+  dp::capi::Tag tag = dp::capi::Tag::kOptimizer;
+  std::unique_ptr<dp::Optimizer> rep;
+  dp_context* ctx = nullptr;
+};
+
 namespace dp::capi {
 
 dp_context* retain(dp_context* ctx);
@@ -46,15 +72,32 @@ void release(dp_context* ctx);
 // A new handle (one reference) for t, belonging to ctx.
 dp_tensor* wrap(dp::Tensor t, dp_context* ctx);
 
+dp_module* wrap(std::shared_ptr<dp::Module> m, dp_context* ctx);
+void release(dp_module* m);
+
 // The C++ object behind a handle; throws kInvalidArgument naming `arg` when the pointer
 // is NULL or not a live handle of that kind.
 dp_context* check(const dp_context* h, const char* arg);
 dp_tensor* check(const dp_tensor* h, const char* arg);
+dp_module* check(const dp_module* h, const char* arg);
+dp_optimizer* check(const dp_optimizer* h, const char* arg);
 inline const std::shared_ptr<dp::Context>& unwrap(const dp_context* h, const char* arg) {
   return check(h, arg)->rep;
 }
 inline const dp::Tensor& unwrap(const dp_tensor* h, const char* arg) {
   return check(h, arg)->rep;
+}
+inline dp::Module& unwrap(const dp_module* h, const char* arg) {
+  return *check(h, arg)->rep;
+}
+// NULL allowed: an undefined tensor (optional arguments such as a bias).
+inline dp::Tensor unwrap_optional(const dp_tensor* h, const char* arg) {
+  return h ? check(h, arg)->rep : dp::Tensor();
+}
+// A C string argument that must not be NULL.
+inline std::string str_arg(const char* s, const char* arg) {
+  DP_CHECK(s != nullptr, kInvalidArgument, arg << " is NULL");
+  return s;
 }
 
 // Checks an output pointer and returns it.

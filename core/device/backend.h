@@ -54,6 +54,7 @@ struct MatmulParams {
 
 struct Conv2dParams {  // dilation 1, groups 1; the kernel size comes from the weight
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  bool relu = false;  // forward only: y = relu(conv(x) + bias)
 };
 
 struct Pool2dParams {

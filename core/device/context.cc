@@ -186,11 +186,28 @@ void Context::log(int level, const std::string& message) const {
   }
 }
 
-uint64_t Context::next_seed() {
-  uint64_t z = options_.seed + (seed_counter_.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ull;
+namespace {
+uint64_t mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+}  // namespace
+
+uint64_t Context::next_seed() {
+  return mix(options_.seed + (seed_counter_.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ull);
+}
+
+uint64_t Context::next_seed(Device device) {
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(device_seed_mu_);
+    n = ++device_seed_counters_[{static_cast<int>(device.type), device.index}];
+  }
+  const uint64_t stream =
+      mix(options_.seed ^ (0x5DEECE66Dull * (1 + static_cast<uint64_t>(device.type)) +
+                           static_cast<uint64_t>(device.index)));
+  return mix(stream + n * 0x9E3779B97F4A7C15ull);
 }
 
 }  // namespace dp

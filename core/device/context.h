@@ -5,7 +5,9 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,9 @@ class Context : public std::enable_shared_from_this<Context> {
   // A fresh seed for the next parameter initialisation or dropout call: deterministic
   // for a given context seed and call order.
   uint64_t next_seed();
+  // A fresh seed for random work on `device` (dropout masks): each device counts on its
+  // own, so parallel replicas draw the same masks in every run.
+  uint64_t next_seed(Device device);
 
   // Why CUDA is unavailable ("" when it is available or was not requested).
   const std::string& cuda_status() const { return cuda_status_; }
@@ -79,6 +84,8 @@ class Context : public std::enable_shared_from_this<Context> {
   std::vector<std::unique_ptr<Worker>> cpu_workers_;
   std::vector<std::unique_ptr<Worker>> cuda_workers_;
   std::atomic<uint64_t> seed_counter_{0};
+  std::mutex device_seed_mu_;
+  std::map<std::pair<int, int>, uint64_t> device_seed_counters_;
 };
 
 // Number of CPU devices a context gets by default: DP_CPU_DEVICES if set, else the cores

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "device/cpu_dnnl.h"
+#include "device/cpu_loops.h"
 #include "device/cpu_reference.h"
 #include "error.h"
 
@@ -33,11 +34,34 @@ bool f32(const KView& v) {
   return v.dtype == DType::kFloat32;
 }
 
+// When the dimensions reduced (out has size 1 where x does not) form one contiguous block,
+// x is [outer, mid, inner] with mid summed away.
+bool reduced_block(const KView& x, const KView& out, int64_t* outer, int64_t* mid, int64_t* inner) {
+  int first = -1, last = -1;
+  for (int i = 0; i < x.ndim; ++i) {
+    if (out.shape[i] == 1 && x.shape[i] != 1) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0) return false;
+  for (int i = first; i <= last; ++i) {
+    if (out.shape[i] != 1) return false;
+  }
+  *outer = *mid = *inner = 1;
+  for (int i = 0; i < first; ++i) *outer *= x.shape[i];
+  for (int i = first; i <= last; ++i) *mid *= x.shape[i];
+  for (int i = last + 1; i < x.ndim; ++i) *inner *= x.shape[i];
+  return true;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(int devices) {
   devices_.reserve(devices);
   owners_.resize(devices);
+  const size_t limit = cpu_cache_limit_bytes();
+  for (int i = 0; i < devices; ++i) caches_.push_back(std::make_unique<CpuBlockCache>(limit));
   for (int i = 0; i < devices; ++i) devices_.emplace_back(nullptr, [](dnnl_cpu::DnnlDevice*) {});
 }
 
@@ -77,15 +101,14 @@ size_t CpuBackend::primitive_cache_size(int dev) const {
 }
 
 void* CpuBackend::allocate(int dev, size_t nbytes) {
-  const size_t rounded = (std::max<size_t>(nbytes, 1) + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded);
+  void* p = caches_[dev]->allocate(nbytes);
   DP_CHECK(p != nullptr, kOutOfMemory,
            "cpu:" << dev << " could not allocate " << nbytes << " bytes");
   return p;
 }
 
-void CpuBackend::deallocate(int, void* ptr, size_t) noexcept {
-  std::free(ptr);
+void CpuBackend::deallocate(int dev, void* ptr, size_t nbytes) noexcept {
+  caches_[dev]->deallocate(ptr, nbytes);
 }
 
 void CpuBackend::copy_2d(Device, Device, void* dst, size_t dst_pitch, Device, const void* src,
@@ -181,6 +204,11 @@ void CpuBackend::unary_backward(int dev, UnaryOp op, const KView& gy, const KVie
 }
 
 void CpuBackend::reduce_sum(int dev, const KView& x, const KView& out) {
+  int64_t outer, mid, inner;
+  if (f32(out) && x.numel() > 0 && reduced_block(x, out, &outer, &mid, &inner)) {
+    // oneDNN 2.6 runs these (bias gradients, losses) on its slow reference kernel.
+    return cpu_loops::sum_middle(x.as<float>(), out.as<float>(), outer, mid, inner);
+  }
   if (f32(out) && dnnl_cpu::reduce_sum(dnnl(dev), x, out)) return;
   if (out.dtype == DType::kInt64) return ref::reduce_sum<int64_t>(x, out);
   by_float(out, "sum", [&](auto t) { ref::reduce_sum<decltype(t)>(x, out); });
@@ -339,11 +367,19 @@ void CpuBackend::nll_loss_backward(int, const KView& grad_out, const KView& targ
 
 void CpuBackend::sgd_step(int, const KView& param, const KView& grad, const KView* buf,
                           const SgdParams& p) {
+  if (f32(param)) {
+    return cpu_loops::sgd(param.as<float>(), grad.as<float>(), buf ? buf->as<float>() : nullptr,
+                          param.numel(), p);
+  }
   by_float(param, "sgd", [&](auto t) { ref::sgd_step<decltype(t)>(param, grad, buf, p); });
 }
 
 void CpuBackend::adam_step(int, const KView& param, const KView& grad, const KView& m,
                            const KView& v, const AdamParams& p) {
+  if (f32(param)) {
+    return cpu_loops::adam(param.as<float>(), grad.as<float>(), m.as<float>(), v.as<float>(),
+                           param.numel(), p);
+  }
   by_float(param, "adam", [&](auto t) { ref::adam_step<decltype(t)>(param, grad, m, v, p); });
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device/backend.h"
+#include "device/cpu_allocator.h"
 
 namespace dp {
 
@@ -83,7 +84,8 @@ class CpuBackend final : public Backend {
   dnnl_cpu::DnnlDevice& dnnl(int dev);
 
   std::vector<std::unique_ptr<dnnl_cpu::DnnlDevice, void (*)(dnnl_cpu::DnnlDevice*)>> devices_;
-  std::vector<std::thread::id> owners_;  // each device's worker thread
+  std::vector<std::thread::id> owners_;                 // each device's worker thread
+  std::vector<std::unique_ptr<CpuBlockCache>> caches_;  // per device
 };
 
 }  // namespace dp

@@ -25,6 +25,7 @@ namespace {
 // A primitive with what executing it needs to know.
 struct Cached {
   dnnl::primitive prim;
+  dnnl::primitive_desc pd;
   memory::desc scratch_md;
   memory::desc workspace_md;
   size_t scratch_bytes = 0;
@@ -85,7 +86,10 @@ struct DnnlDevice {
   void* scratch = nullptr;
   size_t scratch_size = 0;
 
-  ~DnnlDevice() { std::free(scratch); }
+  ~DnnlDevice() {
+    std::free(scratch);
+    for (void* p : temps) std::free(p);
+  }
 
   void* scratchpad(size_t bytes) {
     if (bytes > scratch_size) {
@@ -109,6 +113,7 @@ struct DnnlDevice {
     PD pd = make(attr);
     Cached c;
     c.prim = Prim(pd);
+    c.pd = pd;
     c.scratch_md = pd.scratchpad_desc();
     c.scratch_bytes = c.scratch_md.get_size();
     c.workspace_md = pd.workspace_desc();
@@ -125,6 +130,53 @@ struct DnnlDevice {
   }
 
   memory mem(const memory::desc& md, const void* p) { return memory(md, eng, mut(p)); }
+
+  // Scratch buffers for tensors in a primitive's preferred (blocked) format, by slot.
+  std::vector<void*> temps;
+  std::vector<size_t> temp_sizes;
+  std::unordered_map<std::string, dnnl::reorder> reorders;
+
+  void* temp(size_t slot, size_t bytes) {
+    if (temps.size() <= slot) {
+      temps.resize(slot + 1, nullptr);
+      temp_sizes.resize(slot + 1, 0);
+    }
+    if (temp_sizes[slot] < bytes) {
+      std::free(temps[slot]);
+      temps[slot] = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      temp_sizes[slot] = temps[slot] ? bytes : 0;
+      DP_CHECK(temps[slot] != nullptr, kOutOfMemory,
+               "oneDNN temporary of " << bytes << " bytes could not be allocated");
+    }
+    return temps[slot];
+  }
+
+  void reorder(const std::string& key, const memory& from, const memory& to) {
+    auto it = reorders.find(key);
+    if (it == reorders.end()) it = reorders.emplace(key, dnnl::reorder(from, to)).first;
+    it->second.execute(strm, const_cast<memory&>(from), const_cast<memory&>(to));
+  }
+
+  // `v` in the format `want`: v itself when it already is, else a reordered copy in a
+  // temporary slot. `key` names the reorder for the cache.
+  memory to_format(const memory::desc& want, const KView& v, size_t slot, const std::string& key) {
+    const memory plain = mem(v);
+    if (want == plain.get_desc()) return plain;
+    memory m(want, eng, temp(slot, want.get_size()));
+    reorder(key, plain, m);
+    return m;
+  }
+
+  // Memory in the format `want` to compute into: v itself when it is already in that
+  // format, else a temporary slot; finish_output copies the temporary into v.
+  memory output(const memory::desc& want, const KView& v, size_t slot) {
+    if (want == md_of(v)) return mem(v);
+    return memory(want, eng, temp(slot, want.get_size()));
+  }
+  void finish_output(const memory& m, const KView& v, const std::string& key) {
+    if (m.get_data_handle() == v.data) return;
+    reorder(key, m, mem(v));
+  }
   memory mem(const KView& v) { return mem(md_of(v), v.data); }
 };
 
@@ -398,6 +450,13 @@ ConvGeom conv_geom(const KView& x, const KView& w, const KView& y, const Conv2dP
 }
 }  // namespace
 
+// Convolutions let oneDNN pick its blocked formats (format_tag::any) and reorder the
+// plain NCHW tensors in and out: on this machine the blocked kernels run about twice as
+// fast as the plain-format ones, reorders included.
+static memory::desc any_md(const KView& v) {
+  return memory::desc(dims_of(v), dt::f32, memory::format_tag::any);
+}
+
 static dnnl::convolution_forward::primitive_desc conv_fwd_pd(DnnlDevice& d, const KView& x,
                                                              const KView& w, bool bias,
                                                              const KView& y, const Conv2dParams& p,
@@ -406,7 +465,7 @@ static dnnl::convolution_forward::primitive_desc conv_fwd_pd(DnnlDevice& d, cons
   const memory::desc bmd = bias ? md_of(memory::dims{w.shape[0]}) : memory::desc();
   return dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
-                                      md_of(x), md_of(w), bmd, md_of(y), g.strides, g.pad_l,
+                                      any_md(x), any_md(w), bmd, any_md(y), g.strides, g.pad_l,
                                       g.pad_r),
       attr, d.eng);
 }
@@ -415,6 +474,7 @@ static Key conv_key(char op, const KView& x, const KView& w, const KView& y, boo
                     const Conv2dParams& p) {
   Key key(op);
   key.add(x).add(w).add(y).add(bias).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
+  key.add(p.relu);
   return key;
 }
 
@@ -422,13 +482,23 @@ bool conv2d(DnnlDevice& d, const KView& x, const KView& w, const KView* bias, co
             const Conv2dParams& p) {
   if (y.numel() == 0 || x.numel() == 0) return false;
   guarded("convolution", [&] {
-    Cached& c = d.get<dnnl::convolution_forward>(
-        conv_key('c', x, w, y, bias != nullptr, p),
-        [&](const dnnl::primitive_attr& attr) { return conv_fwd_pd(d, x, w, bias, y, p, attr); });
+    const Key key = conv_key('c', x, w, y, bias != nullptr, p);
+    Cached& c = d.get<dnnl::convolution_forward>(key, [&](dnnl::primitive_attr attr) {
+      if (p.relu) {
+        dnnl::post_ops ops;
+        ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+        attr.set_post_ops(ops);
+      }
+      return conv_fwd_pd(d, x, w, bias, y, p, attr);
+    });
+    memory dst = d.output(c.pd.dst_desc(), y, 2);
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, d.mem(x)}, {DNNL_ARG_WEIGHTS, d.mem(w)}, {DNNL_ARG_DST, d.mem(y)}};
+        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
+        {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str() + "w")},
+        {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(c, std::move(args));
+    d.finish_output(dst, y, key.str() + "y");
   });
   return true;
 }
@@ -437,19 +507,20 @@ bool conv2d_backward_data(DnnlDevice& d, const KView& gy, const KView& w, const 
                           const Conv2dParams& p) {
   if (gy.numel() == 0 || gx.numel() == 0) return false;
   guarded("convolution backward data", [&] {
-    Cached& c = d.get<dnnl::convolution_backward_data>(
-        conv_key('C', gx, w, gy, false, p), [&](const dnnl::primitive_attr& attr) {
-          const ConvGeom g = conv_geom(gx, w, gy, p);
-          auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
-          return dnnl::convolution_backward_data::primitive_desc(
-              dnnl::convolution_backward_data::desc(algorithm::convolution_direct, md_of(gx),
-                                                    md_of(w), md_of(gy), g.strides, g.pad_l,
-                                                    g.pad_r),
-              attr, d.eng, hint);
-        });
-    d.run(c, {{DNNL_ARG_DIFF_DST, d.mem(gy)},
-              {DNNL_ARG_WEIGHTS, d.mem(w)},
-              {DNNL_ARG_DIFF_SRC, d.mem(gx)}});
+    const Key key = conv_key('C', gx, w, gy, false, p);
+    Cached& c = d.get<dnnl::convolution_backward_data>(key, [&](const dnnl::primitive_attr& attr) {
+      const ConvGeom g = conv_geom(gx, w, gy, p);
+      auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
+      return dnnl::convolution_backward_data::primitive_desc(
+          dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any_md(gx),
+                                                any_md(w), any_md(gy), g.strides, g.pad_l, g.pad_r),
+          attr, d.eng, hint);
+    });
+    memory diff_src = d.output(c.pd.diff_src_desc(), gx, 2);
+    d.run(c, {{DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 0, key.str() + "g")},
+              {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str() + "w")},
+              {DNNL_ARG_DIFF_SRC, diff_src}});
+    d.finish_output(diff_src, gx, key.str() + "x");
   });
   return true;
 }
@@ -458,22 +529,26 @@ bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, con
                              const KView* gbias, const Conv2dParams& p) {
   if (gy.numel() == 0 || x.numel() == 0) return false;
   guarded("convolution backward weights", [&] {
-    Cached& c = d.get<dnnl::convolution_backward_weights>(
-        conv_key('W', x, gw, gy, gbias != nullptr, p), [&](const dnnl::primitive_attr& attr) {
+    const Key key = conv_key('W', x, gw, gy, gbias != nullptr, p);
+    Cached& c =
+        d.get<dnnl::convolution_backward_weights>(key, [&](const dnnl::primitive_attr& attr) {
           const ConvGeom g = conv_geom(x, gw, gy, p);
           auto hint = conv_fwd_pd(d, x, gw, gbias != nullptr, gy, p, dnnl::primitive_attr());
           const memory::desc bmd = gbias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
           return dnnl::convolution_backward_weights::primitive_desc(
-              dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, md_of(x),
-                                                       md_of(gw), bmd, md_of(gy), g.strides,
+              dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_md(x),
+                                                       any_md(gw), bmd, any_md(gy), g.strides,
                                                        g.pad_l, g.pad_r),
               attr, d.eng, hint);
         });
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, d.mem(x)},
-                                         {DNNL_ARG_DIFF_DST, d.mem(gy)},
-                                         {DNNL_ARG_DIFF_WEIGHTS, d.mem(gw)}};
+    memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
+        {DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 2, key.str() + "g")},
+        {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
     if (gbias) args.emplace(DNNL_ARG_DIFF_BIAS, d.mem(*gbias));
     d.run(c, std::move(args));
+    d.finish_output(diff_w, gw, key.str() + "w");
   });
   return true;
 }

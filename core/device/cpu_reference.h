@@ -326,7 +326,7 @@ void conv2d(const KView& x, const KView& w, const KView* bias, const KView& y,
                        pw[((o * d.C + c) * d.KH + kh) * d.KW + kw];
               }
             }
-          py[((n * d.O + o) * d.OH + oh) * d.OW + ow] = acc;
+          py[((n * d.O + o) * d.OH + oh) * d.OW + ow] = p.relu && acc < T(0) ? T(0) : acc;
         }
 }
 

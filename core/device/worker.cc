@@ -1,6 +1,62 @@
 #include "device/worker.h"
 
+#include <chrono>
+#include <cstdlib>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define DP_CPU_RELAX() _mm_pause()
+#else
+#define DP_CPU_RELAX() ((void)0)
+#endif
+
 namespace dp {
+
+int spin_microseconds() {
+  static const int us = [] {
+    const char* env = std::getenv("DP_SPIN_US");
+    if (!env || !*env) return 50;
+    const int v = std::atoi(env);
+    return v < 0 ? 0 : v;
+  }();
+  return us;
+}
+
+namespace {
+
+// Spins until ready() or the spin budget is spent; true if ready.
+template <class Ready>
+bool spin_until(Ready&& ready) {
+  const int budget = spin_microseconds();
+  if (budget == 0) return ready();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget);
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    DP_CPU_RELAX();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return ready();
+  }
+}
+
+}  // namespace
+
+void Latch::count_down() {
+  if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+      sleeping_.load(std::memory_order_seq_cst)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  }
+  finished_.fetch_add(1, std::memory_order_release);  // the last touch of *this
+}
+
+void Latch::wait() {
+  if (!spin_until([this] { return count_.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(mu_);
+    sleeping_.store(true, std::memory_order_seq_cst);
+    cv_.wait(lock, [this] { return count_.load(std::memory_order_acquire) == 0; });
+  }
+  // Every counter must be done with the latch before the caller may destroy it.
+  while (finished_.load(std::memory_order_acquire) != total_) DP_CPU_RELAX();
+}
 
 Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop)
     : name_(std::move(name)) {
@@ -18,6 +74,7 @@ Worker::~Worker() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    queued_.fetch_add(1, std::memory_order_release);  // ends a spin at once
   }
   cv_.notify_one();
   if (thread_.joinable()) thread_.join();
@@ -27,20 +84,29 @@ void Worker::post(Task task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(task));
+    queued_.fetch_add(1, std::memory_order_release);
   }
-  cv_.notify_one();
+  // Set under the lock by the worker before it waits, so this read cannot miss a sleep
+  // that began before our push.
+  if (sleeping_.load(std::memory_order_seq_cst)) cv_.notify_one();
 }
 
 void Worker::loop(std::function<void()> on_start, std::function<void()> on_stop) {
   if (on_start) on_start();
   for (;;) {
+    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
     Task task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty() && !stopping_) {
+        sleeping_.store(true, std::memory_order_seq_cst);
+        cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+        sleeping_.store(false, std::memory_order_relaxed);
+      }
       if (tasks_.empty()) break;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     task();
   }

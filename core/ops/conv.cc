@@ -8,12 +8,24 @@ namespace {
 
 class Conv2dBackward final : public Node {
  public:
-  Conv2dBackward(Device d, SavedTensor x, SavedTensor w, Conv2dParams p, bool has_bias)
-      : Node(d, 1), x_(std::move(x)), w_(std::move(w)), p_(p), has_bias_(has_bias) {}
+  Conv2dBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor y, Conv2dParams p,
+                 bool has_bias)
+      : Node(d, 1),
+        x_(std::move(x)),
+        w_(std::move(w)),
+        y_(std::move(y)),
+        p_(p),
+        has_bias_(has_bias) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    const Tensor& g = grads[0];
+    Tensor g = grads[0];
     const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
     Backend& be = backend_of(g);
+    if (p_.relu) {
+      const Tensor y = DP_UNPACK(y_);
+      Tensor masked = empty_like(g);
+      be.unary_backward(dev(g), UnaryOp::kRelu, g.kview(), y.kview(), masked.kview());
+      g = masked;
+    }
     Tensor gx, gw, gb;
     if (next_edges_[0].valid()) {
       gx = empty_like(x);
@@ -37,10 +49,11 @@ class Conv2dBackward final : public Node {
   void release_saved() override {
     x_.reset();
     w_.reset();
+    y_.reset();
   }
 
  private:
-  SavedTensor x_, w_;
+  SavedTensor x_, w_, y_;
   Conv2dParams p_;
   bool has_bias_;
 };
@@ -48,7 +61,7 @@ class Conv2dBackward final : public Node {
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
-              int pad_h, int pad_w) {
+              int pad_h, int pad_w, bool relu) {
   check_float(x, "conv2d", "x");
   check_same(x, weight, "conv2d", "x", "weight");
   check_ndim(x, 4, "conv2d", "x");
@@ -73,7 +86,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
            kShapeMismatch,
            "conv2d: kernel " << KH << "x" << KW << " does not fit input " << shape_str(x.shape())
                              << " with padding (" << pad_h << ", " << pad_w << ")");
-  const Conv2dParams p{stride_h, stride_w, pad_h, pad_w};
+  const Conv2dParams p{stride_h, stride_w, pad_h, pad_w, relu};
   return on_device(x, [&] {
     Tensor y = empty_like(x, {x.shape()[0], O, OH, OW});
     if (y.numel() > 0) {
@@ -85,7 +98,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
     if (needs_grad({&x, &weight, &bias})) {
       set_history(
           y, make_node<Conv2dBackward>({&x, &weight, bias.defined() ? &bias : nullptr}, x.device(),
-                                       SavedTensor(x), SavedTensor(weight), p, bias.defined()));
+                                       SavedTensor(x), SavedTensor(weight),
+                                       relu ? SavedTensor(y) : SavedTensor(), p, bias.defined()));
     }
     return y;
   });

@@ -77,9 +77,9 @@ Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 
 // ---- convolution and pooling (conv.cc, pool.cc) ----
-// x [N, C, H, W], weight [O, C, KH, KW], bias [O] or undefined.
+// x [N, C, H, W], weight [O, C, KH, KW], bias [O] or undefined; relu fuses a ReLU.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
-              int pad_h, int pad_w);
+              int pad_h, int pad_w, bool relu = false);
 Tensor max_pool2d(const Tensor& x, int kernel_h, int kernel_w, int stride_h, int stride_w,
                   int pad_h, int pad_w);
 Tensor avg_pool2d(const Tensor& x, int kernel_h, int kernel_w, int stride_h, int stride_w,

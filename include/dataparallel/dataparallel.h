@@ -307,6 +307,333 @@ DP_EXPORT dp_result dp_tensor_from_dlpack(dp_context* ctx, struct DLManagedTenso
                                           dp_tensor** out);
 
 /* ---------------------------------------------------------------------------------- */
+/* Autograd                                                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/**
+ * Marks a leaf tensor as requiring gradients (or not). Only floating-point leaves;
+ * DP_ERR_STATE for a tensor computed by an op (its requirement follows its inputs).
+ */
+DP_EXPORT dp_result dp_tensor_set_requires_grad(dp_tensor* t, int requires_grad);
+DP_EXPORT dp_result dp_tensor_requires_grad(const dp_tensor* t, int* out);
+
+/** The accumulated gradient of a leaf: a new reference in *out, or NULL when none was
+    computed yet (that is not an error). */
+DP_EXPORT dp_result dp_tensor_grad(const dp_tensor* t, dp_tensor** out);
+
+/** Drops the accumulated gradient (the next backward starts from none). */
+DP_EXPORT dp_result dp_tensor_zero_grad(dp_tensor* t);
+
+/** A new tensor sharing t's memory but outside the graph (no gradient flows through). */
+DP_EXPORT dp_result dp_tensor_detach(const dp_tensor* t, dp_tensor** out);
+
+/**
+ * Backpropagates from `t`: accumulates d(t)/d(leaf) into every leaf's gradient. `grad` is
+ * the gradient with respect to t (same shape and dtype); NULL means 1 and needs t to have
+ * one element. Without retain_graph the graph's saved tensors are freed, and a second
+ * backward through it fails with DP_ERR_STATE. Nodes run on their devices' workers, so
+ * the replicas of a DataParallel forward run their backward in parallel.
+ * Errors: DP_ERR_STATE (t does not require grad; a saved tensor was modified in place),
+ * DP_ERR_SHAPE_MISMATCH / DP_ERR_DTYPE_MISMATCH (grad), or any error of a backward op.
+ * Must not be called from inside a custom module's forward.
+ */
+DP_EXPORT dp_result dp_backward(dp_tensor* t, const dp_tensor* grad, int retain_graph);
+
+/** Whether ops record the graph on the calling thread (default on). */
+DP_EXPORT int dp_is_grad_enabled(void);
+/** Switches graph recording for the calling thread; returns the previous setting. The
+    setting follows the thread's calls onto device workers (replicas see it too). */
+DP_EXPORT int dp_set_grad_enabled(int enabled);
+
+/**
+ * Sets the calling thread's last-error message and returns `code`: lets a callback
+ * (custom module forward) report its own error: `return dp_set_error(DP_ERR_CALLBACK,
+ * "weights not loaded");`. message may be NULL.
+ */
+DP_EXPORT dp_result dp_set_error(dp_result code, const char* message);
+
+/* ---------------------------------------------------------------------------------- */
+/* Ops                                                                               */
+/* ---------------------------------------------------------------------------------- */
+/*
+ * Each op reads its inputs (borrowed for the call) and returns a new tensor in *out
+ * (one reference, owned by the caller). Inputs must share a device and dtype unless
+ * stated. When grad mode is on and an input requires grad, the result records how to
+ * backpropagate. Errors name the op, the argument and the value: DP_ERR_SHAPE_MISMATCH,
+ * DP_ERR_DTYPE_MISMATCH, DP_ERR_DEVICE_MISMATCH, DP_ERR_OUT_OF_RANGE (dims),
+ * DP_ERR_INVALID_ARGUMENT (NULL, bad parameters). Thread-safe.
+ */
+
+/** Elementwise with NumPy broadcasting. */
+DP_EXPORT dp_result dp_op_add(const dp_tensor* a, const dp_tensor* b, dp_tensor** out);
+DP_EXPORT dp_result dp_op_sub(const dp_tensor* a, const dp_tensor* b, dp_tensor** out);
+DP_EXPORT dp_result dp_op_mul(const dp_tensor* a, const dp_tensor* b, dp_tensor** out);
+DP_EXPORT dp_result dp_op_div(const dp_tensor* a, const dp_tensor* b, dp_tensor** out);
+DP_EXPORT dp_result dp_op_neg(const dp_tensor* x, dp_tensor** out);
+/** x * factor */
+DP_EXPORT dp_result dp_op_scale(const dp_tensor* x, double factor, dp_tensor** out);
+/** x + value */
+DP_EXPORT dp_result dp_op_add_scalar(const dp_tensor* x, double value, dp_tensor** out);
+DP_EXPORT dp_result dp_op_relu(const dp_tensor* x, dp_tensor** out);
+/** The exact (erf) GELU, as torch.nn.GELU(). */
+DP_EXPORT dp_result dp_op_gelu(const dp_tensor* x, dp_tensor** out);
+DP_EXPORT dp_result dp_op_tanh(const dp_tensor* x, dp_tensor** out);
+DP_EXPORT dp_result dp_op_sigmoid(const dp_tensor* x, dp_tensor** out);
+DP_EXPORT dp_result dp_op_exp(const dp_tensor* x, dp_tensor** out);
+DP_EXPORT dp_result dp_op_log(const dp_tensor* x, dp_tensor** out);
+
+/** Sum of all elements (0-dim result). */
+DP_EXPORT dp_result dp_op_sum(const dp_tensor* x, dp_tensor** out);
+/** Sum along `dim` (negative counts from the end); keepdim keeps it with size 1. */
+DP_EXPORT dp_result dp_op_sum_dim(const dp_tensor* x, int32_t dim, int keepdim, dp_tensor** out);
+DP_EXPORT dp_result dp_op_mean(const dp_tensor* x, dp_tensor** out);
+DP_EXPORT dp_result dp_op_mean_dim(const dp_tensor* x, int32_t dim, int keepdim, dp_tensor** out);
+/** Index of the largest element along dim (int64, dim removed; ties: the first). Not
+    differentiable. */
+DP_EXPORT dp_result dp_op_argmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
+
+/** [M, K] @ [K, N], or batched [B, M, K] @ [B, K, N] (either side may be 2-D). */
+DP_EXPORT dp_result dp_op_matmul(const dp_tensor* a, const dp_tensor* b, dp_tensor** out);
+/** x [..., in] @ weight[out, in]^T + bias[out] (bias may be NULL). */
+DP_EXPORT dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight,
+                                 const dp_tensor* bias, dp_tensor** out);
+DP_EXPORT dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
+DP_EXPORT dp_result dp_op_log_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
+
+/** x [N, C, H, W], weight [O, C, KH, KW], bias [O] or NULL -> [N, O, OH, OW]. */
+DP_EXPORT dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight,
+                                 const dp_tensor* bias, int32_t stride_h, int32_t stride_w,
+                                 int32_t pad_h, int32_t pad_w, dp_tensor** out);
+/** Floor mode; padding at most half the kernel; padding never wins the maximum. */
+DP_EXPORT dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w,
+                                     int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                     int32_t pad_w, dp_tensor** out);
+/** Floor mode; divides by the full window, padding included (PyTorch's default). */
+DP_EXPORT dp_result dp_op_avg_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w,
+                                     int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                     int32_t pad_w, dp_tensor** out);
+/**
+ * x [N, C] or [N, C, H, W]; weight, bias, running_mean, running_var [C] (each may be NULL;
+ * evaluation needs the running ones). training: normalise with the batch statistics and
+ * update the running ones in place (momentum, unbiased variance, as PyTorch).
+ */
+DP_EXPORT dp_result dp_op_batch_norm(const dp_tensor* x, const dp_tensor* weight,
+                                     const dp_tensor* bias, dp_tensor* running_mean,
+                                     dp_tensor* running_var, int training, double momentum,
+                                     double eps, dp_tensor** out);
+/** Zeroes elements with probability p and scales the rest by 1/(1-p) when training; the
+    same seed gives the same mask on every device type. Identity when not training. */
+DP_EXPORT dp_result dp_op_dropout(const dp_tensor* x, double p, int training, uint64_t seed,
+                                  dp_tensor** out);
+/** indices (int64, any shape) select rows of weight [num, dim] -> [..., dim]. */
+DP_EXPORT dp_result dp_op_embedding(const dp_tensor* indices, const dp_tensor* weight,
+                                    dp_tensor** out);
+/** logits [N, C], target [N] (int64 class indices): mean over N of the negative log
+    softmax at the target. DP_ERR_OUT_OF_RANGE names a target outside [0, C). */
+DP_EXPORT dp_result dp_op_cross_entropy(const dp_tensor* logits, const dp_tensor* target,
+                                        dp_tensor** out);
+DP_EXPORT dp_result dp_op_nll_loss(const dp_tensor* log_probs, const dp_tensor* target,
+                                   dp_tensor** out);
+/** Mean of (input - target)^2 over all elements. */
+DP_EXPORT dp_result dp_op_mse_loss(const dp_tensor* input, const dp_tensor* target,
+                                   dp_tensor** out);
+
+/** A view with another shape (one entry may be -1). Shares memory with x. */
+DP_EXPORT dp_result dp_op_reshape(const dp_tensor* x, const int64_t* shape, size_t ndim,
+                                  dp_tensor** out);
+DP_EXPORT dp_result dp_op_flatten(const dp_tensor* x, int32_t start_dim, int32_t end_dim,
+                                  dp_tensor** out);
+/** Concatenates n tensors along dim onto the device of tensors[0]. */
+DP_EXPORT dp_result dp_op_cat(const dp_tensor* const* tensors, size_t n, int32_t dim,
+                              dp_tensor** out);
+/** Splits x along dim into n pieces of sizes[0..n) (summing to x's size there); outs[i]
+    receive new references. Pieces along dim 0 are views of x; along other dims, copies. */
+DP_EXPORT dp_result dp_op_split(const dp_tensor* x, const int64_t* sizes, size_t n, int32_t dim,
+                                dp_tensor** outs);
+
+/* ---------------------------------------------------------------------------------- */
+/* Modules                                                                           */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct dp_module dp_module;
+
+/** The most outputs a module's forward may return. */
+#define DP_MAX_OUTPUTS 16
+
+/*
+ * Layers. Parameters are created on `device` with PyTorch's default initialisation
+ * (drawn from the context's seed) and PyTorch's names ("weight", "bias"), in float32.
+ * *out receives one reference (dp_module_release). Errors: DP_ERR_INVALID_ARGUMENT for a
+ * size that is not positive (named), DP_ERR_OUT_OF_RANGE for a device that does not exist.
+ */
+DP_EXPORT dp_result dp_module_linear(dp_context* ctx, int64_t in_features, int64_t out_features,
+                                     int bias, dp_device device, dp_module** out);
+DP_EXPORT dp_result dp_module_conv2d(dp_context* ctx, int64_t in_channels, int64_t out_channels,
+                                     int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
+                                     int32_t stride_w, int32_t pad_h, int32_t pad_w, int bias,
+                                     dp_device device, dp_module** out);
+DP_EXPORT dp_result dp_module_relu(dp_context* ctx, dp_module** out);
+DP_EXPORT dp_result dp_module_gelu(dp_context* ctx, dp_module** out);
+DP_EXPORT dp_result dp_module_tanh(dp_context* ctx, dp_module** out);
+DP_EXPORT dp_result dp_module_sigmoid(dp_context* ctx, dp_module** out);
+/** Draws a fresh mask per call from a per-device seed sequence; identity in eval mode. */
+DP_EXPORT dp_result dp_module_dropout(dp_context* ctx, double p, dp_module** out);
+/** Buffers running_mean, running_var, num_batches_tracked, as PyTorch (defaults there:
+    eps 1e-5, momentum 0.1). */
+DP_EXPORT dp_result dp_module_batchnorm1d(dp_context* ctx, int64_t num_features, double eps,
+                                          double momentum, dp_device device, dp_module** out);
+DP_EXPORT dp_result dp_module_batchnorm2d(dp_context* ctx, int64_t num_features, double eps,
+                                          double momentum, dp_device device, dp_module** out);
+DP_EXPORT dp_result dp_module_maxpool2d(dp_context* ctx, int32_t kernel_h, int32_t kernel_w,
+                                        int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                        int32_t pad_w, dp_module** out);
+DP_EXPORT dp_result dp_module_avgpool2d(dp_context* ctx, int32_t kernel_h, int32_t kernel_w,
+                                        int32_t stride_h, int32_t stride_w, int32_t pad_h,
+                                        int32_t pad_w, dp_module** out);
+DP_EXPORT dp_result dp_module_flatten(dp_context* ctx, int32_t start_dim, int32_t end_dim,
+                                      dp_module** out);
+DP_EXPORT dp_result dp_module_embedding(dp_context* ctx, int64_t num_embeddings,
+                                        int64_t embedding_dim, dp_device device,
+                                        dp_module** out);
+/** An empty Sequential; children added with dp_module_append are named "0", "1", ... */
+DP_EXPORT dp_result dp_module_sequential(dp_context* ctx, dp_module** out);
+/** Appends `child` to a Sequential (which takes its own reference to it). */
+DP_EXPORT dp_result dp_module_append(dp_module* sequential, dp_module* child);
+
+/**
+ * The forward of a custom module. `self` is the module being run (under DataParallel, a
+ * replica with the replica's parameters: read parameters through it). `inputs` are
+ * borrowed for the call. Store up to `max_outputs` new references in outputs[] and their
+ * count in *n_outputs; the library takes them over. Return DP_OK, or an error code
+ * (dp_set_error sets its message). Runs on the worker thread of the module's device.
+ */
+typedef dp_result (*dp_forward_fn)(void* user_data, dp_module* self,
+                                   dp_tensor* const* inputs, size_t n_inputs,
+                                   dp_tensor** outputs, size_t max_outputs, size_t* n_outputs);
+
+typedef struct dp_custom_module_desc {
+  size_t struct_size;
+  /** Shown in messages; copied. NULL means "Custom". */
+  const char* type_name;
+  dp_forward_fn forward;
+  void* user_data;
+  /** Called once with user_data when the module and every replica of it are gone;
+      may be NULL. */
+  void (*destroy)(void* user_data);
+} dp_custom_module_desc;
+
+#define DP_CUSTOM_MODULE_DESC_INIT { sizeof(dp_custom_module_desc), NULL, NULL, NULL, NULL }
+
+/** A module whose forward is `desc->forward`. Register its parameters, buffers and
+    children with the functions below. On failure destroy is not called. */
+DP_EXPORT dp_result dp_module_custom(dp_context* ctx, const dp_custom_module_desc* desc,
+                                     dp_module** out);
+/** Adds a parameter (a leaf that then requires grad; float32/float64) under `name` (no
+    '.'). The module keeps its own reference to the tensor. */
+DP_EXPORT dp_result dp_module_register_parameter(dp_module* m, const char* name, dp_tensor* t);
+/** Adds a buffer: state saved in checkpoints and broadcast to replicas, not trained. */
+DP_EXPORT dp_result dp_module_register_buffer(dp_module* m, const char* name, dp_tensor* t);
+/** Adds a child module under `name`; its parameters appear as "name.weight", ... */
+DP_EXPORT dp_result dp_module_register_child(dp_module* m, const char* name, dp_module* child);
+
+/**
+ * Runs the module on `inputs` (borrowed) on the worker of the module's device. Up to
+ * `capacity` outputs go to outputs[] as new references and their count to *n_outputs;
+ * DP_ERR_OUT_OF_RANGE (naming the count) if capacity is too small.
+ */
+DP_EXPORT dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inputs,
+                                      dp_tensor** outputs, size_t capacity, size_t* n_outputs);
+/** One input, one output. */
+DP_EXPORT dp_result dp_module_forward1(dp_module* m, dp_tensor* input, dp_tensor** output);
+
+DP_EXPORT dp_module* dp_module_retain(dp_module* m);
+DP_EXPORT void dp_module_release(dp_module* m);
+
+/** "Linear", "Sequential", ... Owned by the module; valid while it lives. */
+DP_EXPORT dp_result dp_module_type_name(const dp_module* m, const char** out);
+/** Train (non-zero) or evaluation mode, for the module and all its children. */
+DP_EXPORT dp_result dp_module_train(dp_module* m, int training);
+DP_EXPORT dp_result dp_module_is_training(const dp_module* m, int* out);
+/** Moves every parameter and buffer to `device` (tied parameters stay tied; gradients
+    are dropped). Tensors obtained earlier keep pointing at the old ones. */
+DP_EXPORT dp_result dp_module_to(dp_module* m, dp_device device);
+/** Sets every parameter's gradient to none. */
+DP_EXPORT dp_result dp_module_zero_grad(dp_module* m);
+
+/** Number of distinct parameters (recursive; a tied parameter counts once). */
+DP_EXPORT dp_result dp_module_parameter_count(const dp_module* m, size_t* out);
+/** Parameter `index` (in registration order): its dotted name (owned by the module,
+    valid while it lives) and a new reference to the tensor. Either out may be NULL. */
+DP_EXPORT dp_result dp_module_parameter(const dp_module* m, size_t index, const char** name,
+                                        dp_tensor** tensor);
+DP_EXPORT dp_result dp_module_buffer_count(const dp_module* m, size_t* out);
+DP_EXPORT dp_result dp_module_buffer(const dp_module* m, size_t index, const char** name,
+                                     dp_tensor** tensor);
+/** A parameter or buffer by dotted name ("0.weight"); DP_ERR_OUT_OF_RANGE names it when
+    absent. */
+DP_EXPORT dp_result dp_module_get(const dp_module* m, const char* name, dp_tensor** tensor);
+
+/**
+ * Saves every parameter and buffer under its dotted name as safetensors (PyTorch's
+ * safetensors.torch.load_file reads it). Written to path.tmp, then renamed over path.
+ */
+DP_EXPORT dp_result dp_module_save(const dp_module* m, const char* path);
+/**
+ * Loads a safetensors file into the module. Every name, dtype and shape is checked
+ * before anything is copied: on a missing or extra name, a mismatch, or a corrupt or
+ * truncated file, returns DP_ERR_FORMAT (DP_ERR_IO if unreadable) naming the entry and
+ * leaves the module unchanged.
+ */
+DP_EXPORT dp_result dp_module_load(dp_module* m, const char* path);
+
+/* ---------------------------------------------------------------------------------- */
+/* Optimizers                                                                        */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct dp_optimizer dp_optimizer;
+
+typedef struct dp_sgd_options {
+  size_t struct_size;
+  double lr;
+  double momentum;
+  double dampening;
+  double weight_decay;
+  int nesterov;
+} dp_sgd_options;
+#define DP_SGD_OPTIONS_INIT { sizeof(dp_sgd_options), 0.01, 0.0, 0.0, 0.0, 0 }
+
+typedef struct dp_adam_options {
+  size_t struct_size;
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weight_decay;
+} dp_adam_options;
+#define DP_ADAM_OPTIONS_INIT { sizeof(dp_adam_options), 1e-3, 0.9, 0.999, 1e-8, 0.0 }
+/** AdamW's default weight decay is 0.01, as in PyTorch. */
+#define DP_ADAMW_OPTIONS_INIT { sizeof(dp_adam_options), 1e-3, 0.9, 0.999, 1e-8, 0.01 }
+
+/**
+ * Optimizers over the module's parameters (as they are now: create the optimizer after
+ * moving the module). Update rules are PyTorch's (torch.optim.SGD, Adam, AdamW).
+ * options may be NULL for the defaults. The optimizer keeps the parameters alive.
+ */
+DP_EXPORT dp_result dp_optimizer_sgd(const dp_module* m, const dp_sgd_options* options,
+                                     dp_optimizer** out);
+DP_EXPORT dp_result dp_optimizer_adam(const dp_module* m, const dp_adam_options* options,
+                                      dp_optimizer** out);
+DP_EXPORT dp_result dp_optimizer_adamw(const dp_module* m, const dp_adam_options* options,
+                                       dp_optimizer** out);
+/** One update of every parameter that has a gradient; parameters without are skipped. */
+DP_EXPORT dp_result dp_optimizer_step(dp_optimizer* opt);
+/** Sets every parameter's gradient to none. */
+DP_EXPORT dp_result dp_optimizer_zero_grad(dp_optimizer* opt);
+DP_EXPORT dp_result dp_optimizer_set_lr(dp_optimizer* opt, double lr);
+DP_EXPORT dp_result dp_optimizer_lr(const dp_optimizer* opt, double* out);
+DP_EXPORT void dp_optimizer_release(dp_optimizer* opt);
+
+/* ---------------------------------------------------------------------------------- */
 /* The function table                                                                */
 /* ---------------------------------------------------------------------------------- */
 
@@ -358,6 +685,101 @@ typedef struct dp_api {
   dp_result (*tensor_version)(const dp_tensor*, uint64_t*);
   dp_result (*tensor_to_dlpack)(const dp_tensor*, struct DLManagedTensor**);
   dp_result (*tensor_from_dlpack)(dp_context*, struct DLManagedTensor*, dp_tensor**);
+  dp_result (*tensor_set_requires_grad)(dp_tensor*, int);
+  dp_result (*tensor_requires_grad)(const dp_tensor*, int*);
+  dp_result (*tensor_grad)(const dp_tensor*, dp_tensor**);
+  dp_result (*tensor_zero_grad)(dp_tensor*);
+  dp_result (*tensor_detach)(const dp_tensor*, dp_tensor**);
+  dp_result (*backward)(dp_tensor*, const dp_tensor*, int);
+  int (*is_grad_enabled)(void);
+  int (*set_grad_enabled)(int);
+  dp_result (*set_error)(dp_result, const char*);
+  dp_result (*op_add)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_sub)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_mul)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_div)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_neg)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_scale)(const dp_tensor*, double, dp_tensor**);
+  dp_result (*op_add_scalar)(const dp_tensor*, double, dp_tensor**);
+  dp_result (*op_relu)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_gelu)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_tanh)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_sigmoid)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_exp)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_log)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_sum)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_sum_dim)(const dp_tensor*, int32_t, int, dp_tensor**);
+  dp_result (*op_mean)(const dp_tensor*, dp_tensor**);
+  dp_result (*op_mean_dim)(const dp_tensor*, int32_t, int, dp_tensor**);
+  dp_result (*op_argmax)(const dp_tensor*, int32_t, dp_tensor**);
+  dp_result (*op_matmul)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_linear)(const dp_tensor*, const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_softmax)(const dp_tensor*, int32_t, dp_tensor**);
+  dp_result (*op_log_softmax)(const dp_tensor*, int32_t, dp_tensor**);
+  dp_result (*op_conv2d)(const dp_tensor*, const dp_tensor*, const dp_tensor*, int32_t, int32_t,
+                         int32_t, int32_t, dp_tensor**);
+  dp_result (*op_max_pool2d)(const dp_tensor*, int32_t, int32_t, int32_t, int32_t, int32_t,
+                             int32_t, dp_tensor**);
+  dp_result (*op_avg_pool2d)(const dp_tensor*, int32_t, int32_t, int32_t, int32_t, int32_t,
+                             int32_t, dp_tensor**);
+  dp_result (*op_batch_norm)(const dp_tensor*, const dp_tensor*, const dp_tensor*, dp_tensor*,
+                             dp_tensor*, int, double, double, dp_tensor**);
+  dp_result (*op_dropout)(const dp_tensor*, double, int, uint64_t, dp_tensor**);
+  dp_result (*op_embedding)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_cross_entropy)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_nll_loss)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_mse_loss)(const dp_tensor*, const dp_tensor*, dp_tensor**);
+  dp_result (*op_reshape)(const dp_tensor*, const int64_t*, size_t, dp_tensor**);
+  dp_result (*op_flatten)(const dp_tensor*, int32_t, int32_t, dp_tensor**);
+  dp_result (*op_cat)(const dp_tensor* const*, size_t, int32_t, dp_tensor**);
+  dp_result (*op_split)(const dp_tensor*, const int64_t*, size_t, int32_t, dp_tensor**);
+  dp_result (*module_linear)(dp_context*, int64_t, int64_t, int, dp_device, dp_module**);
+  dp_result (*module_conv2d)(dp_context*, int64_t, int64_t, int32_t, int32_t, int32_t, int32_t,
+                             int32_t, int32_t, int, dp_device, dp_module**);
+  dp_result (*module_relu)(dp_context*, dp_module**);
+  dp_result (*module_gelu)(dp_context*, dp_module**);
+  dp_result (*module_tanh)(dp_context*, dp_module**);
+  dp_result (*module_sigmoid)(dp_context*, dp_module**);
+  dp_result (*module_dropout)(dp_context*, double, dp_module**);
+  dp_result (*module_batchnorm1d)(dp_context*, int64_t, double, double, dp_device, dp_module**);
+  dp_result (*module_batchnorm2d)(dp_context*, int64_t, double, double, dp_device, dp_module**);
+  dp_result (*module_maxpool2d)(dp_context*, int32_t, int32_t, int32_t, int32_t, int32_t,
+                                int32_t, dp_module**);
+  dp_result (*module_avgpool2d)(dp_context*, int32_t, int32_t, int32_t, int32_t, int32_t,
+                                int32_t, dp_module**);
+  dp_result (*module_flatten)(dp_context*, int32_t, int32_t, dp_module**);
+  dp_result (*module_embedding)(dp_context*, int64_t, int64_t, dp_device, dp_module**);
+  dp_result (*module_sequential)(dp_context*, dp_module**);
+  dp_result (*module_append)(dp_module*, dp_module*);
+  dp_result (*module_custom)(dp_context*, const dp_custom_module_desc*, dp_module**);
+  dp_result (*module_register_parameter)(dp_module*, const char*, dp_tensor*);
+  dp_result (*module_register_buffer)(dp_module*, const char*, dp_tensor*);
+  dp_result (*module_register_child)(dp_module*, const char*, dp_module*);
+  dp_result (*module_forward)(dp_module*, dp_tensor* const*, size_t, dp_tensor**, size_t,
+                              size_t*);
+  dp_result (*module_forward1)(dp_module*, dp_tensor*, dp_tensor**);
+  dp_module* (*module_retain)(dp_module*);
+  void (*module_release)(dp_module*);
+  dp_result (*module_type_name)(const dp_module*, const char**);
+  dp_result (*module_train)(dp_module*, int);
+  dp_result (*module_is_training)(const dp_module*, int*);
+  dp_result (*module_to)(dp_module*, dp_device);
+  dp_result (*module_zero_grad)(dp_module*);
+  dp_result (*module_parameter_count)(const dp_module*, size_t*);
+  dp_result (*module_parameter)(const dp_module*, size_t, const char**, dp_tensor**);
+  dp_result (*module_buffer_count)(const dp_module*, size_t*);
+  dp_result (*module_buffer)(const dp_module*, size_t, const char**, dp_tensor**);
+  dp_result (*module_get)(const dp_module*, const char*, dp_tensor**);
+  dp_result (*module_save)(const dp_module*, const char*);
+  dp_result (*module_load)(dp_module*, const char*);
+  dp_result (*optimizer_sgd)(const dp_module*, const dp_sgd_options*, dp_optimizer**);
+  dp_result (*optimizer_adam)(const dp_module*, const dp_adam_options*, dp_optimizer**);
+  dp_result (*optimizer_adamw)(const dp_module*, const dp_adam_options*, dp_optimizer**);
+  dp_result (*optimizer_step)(dp_optimizer*);
+  dp_result (*optimizer_zero_grad)(dp_optimizer*);
+  dp_result (*optimizer_set_lr)(dp_optimizer*, double);
+  dp_result (*optimizer_lr)(const dp_optimizer*, double*);
+  void (*optimizer_release)(dp_optimizer*);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

@@ -1,0 +1,86 @@
+#include "device/cpu_loops.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace dp::cpu_loops {
+
+#if defined(__x86_64__) && !defined(__clang__) && !defined(DP_NO_TARGET_CLONES)
+#define DP_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define DP_CLONES
+#endif
+
+DP_CLONES
+void sum_middle(const float* x, float* out, int64_t outer, int64_t mid, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xo = x + o * mid * inner;
+    float* oo = out + o * inner;
+    if (inner == 1) {
+      double acc = 0;  // a long sum: keep the rounding error small
+      for (int64_t m = 0; m < mid; ++m) acc += xo[m];
+      oo[0] = static_cast<float>(acc);
+      continue;
+    }
+    std::memcpy(oo, xo, sizeof(float) * inner);
+    for (int64_t m = 1; m < mid; ++m) {
+      const float* row = xo + m * inner;
+      for (int64_t i = 0; i < inner; ++i) oo[i] += row[i];
+    }
+  }
+}
+
+DP_CLONES
+void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
+  const float lr = static_cast<float>(p.lr), wd = static_cast<float>(p.weight_decay);
+  const float mom = static_cast<float>(p.momentum), damp = static_cast<float>(1.0 - p.dampening);
+  if (!buf) {
+    for (int64_t i = 0; i < n; ++i) w[i] -= lr * (g[i] + wd * w[i]);
+  } else if (p.first_step) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = g[i] + wd * w[i];
+      buf[i] = d;
+      w[i] -= lr * (p.nesterov ? d + mom * d : d);
+    }
+  } else if (p.nesterov) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float d = g[i] + wd * w[i];
+      buf[i] = mom * buf[i] + damp * d;
+      w[i] -= lr * (d + mom * buf[i]);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float b = mom * buf[i] + damp * (g[i] + wd * w[i]);
+      buf[i] = b;
+      w[i] -= lr * b;
+    }
+  }
+}
+
+DP_CLONES
+void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p) {
+  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(p.step));
+  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(p.step));
+  const float step_size = static_cast<float>(p.lr / bc1);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  const float b1 = static_cast<float>(p.beta1), b2 = static_cast<float>(p.beta2);
+  const float eps = static_cast<float>(p.eps), wd = static_cast<float>(p.weight_decay);
+  const float decay = static_cast<float>(1.0 - p.lr * p.weight_decay);
+  const bool decoupled = p.decoupled;
+  for (int64_t i = 0; i < n; ++i) {
+    float gi = g[i];
+    float wi = w[i];
+    if (decoupled) {
+      wi *= decay;
+    } else {
+      gi += wd * wi;
+    }
+    const float mi = b1 * m[i] + (1.f - b1) * gi;
+    const float vi = b2 * v[i] + (1.f - b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = wi - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
+  }
+}
+
+}  // namespace dp::cpu_loops

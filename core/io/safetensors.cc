@@ -1,0 +1,173 @@
+#include "io/safetensors.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "ops/ops.h"
+
+namespace dp {
+
+namespace {
+
+const char* st_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return "F32";
+    case DType::kFloat64:
+      return "F64";
+    case DType::kInt64:
+      return "I64";
+    case DType::kUInt8:
+      return "U8";
+  }
+  return "?";
+}
+
+bool parse_dtype(const std::string& s, DType* out) {
+  if (s == "F32")
+    *out = DType::kFloat32;
+  else if (s == "F64")
+    *out = DType::kFloat64;
+  else if (s == "I64")
+    *out = DType::kInt64;
+  else
+    return false;
+  return true;
+}
+
+// The header is at most this big (the reference implementation's limit is 100 MB).
+constexpr uint64_t kMaxHeader = 100u << 20;
+
+}  // namespace
+
+void save_safetensors(const std::string& path,
+                      const std::vector<std::pair<std::string, Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    DP_CHECK(name != "__metadata__" && !name.empty(), kInvalidArgument,
+             "tensor name \"" << name << "\" cannot be stored in safetensors");
+    DP_CHECK(!header.contains(name), kInvalidArgument,
+             "tensor name \"" << name << "\" appears twice");
+    const uint64_t bytes = t.nbytes();
+    header[name] = {{"dtype", st_dtype(t.dtype())},
+                    {"shape", t.shape()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    DP_CHECK(f.good(), kIo, "cannot open \"" << tmp << "\" for writing: " << std::strerror(errno));
+    uint64_t n = text.size();
+    unsigned char len[8];
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
+    f.write(reinterpret_cast<const char*>(len), 8);
+    f.write(text.data(), static_cast<std::streamsize>(text.size()));
+    std::vector<char> buf;
+    for (const auto& [name, t] : tensors) {
+      buf.resize(t.nbytes());
+      ops::to_host(t, buf.data());
+      f.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    }
+    f.flush();
+    DP_CHECK(f.good(), kIo, "writing \"" << tmp << "\" failed: " << std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    DP_THROW(kIo, "cannot rename \"" << tmp << "\" to \"" << path << "\": " << std::strerror(err));
+  }
+}
+
+std::map<std::string, SafetensorsEntry> parse_safetensors(
+    const char* bytes, size_t size, const std::string& name,
+    std::map<std::string, std::string>* metadata) {
+  DP_CHECK(size >= 8, kFormat,
+           name << ": " << size << " bytes is too short for a safetensors file");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  DP_CHECK(n <= kMaxHeader, kFormat, name << ": header length " << n << " is implausibly large");
+  DP_CHECK(n <= size - 8, kFormat,
+           name << ": header length " << n << " runs past the end of the file (" << size
+                << " bytes): truncated");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes + 8, bytes + 8 + n);
+  } catch (const nlohmann::json::exception& e) {
+    DP_THROW(kFormat, name << ": header is not valid JSON: " << e.what());
+  }
+  DP_CHECK(header.is_object(), kFormat, name << ": header is not a JSON object");
+  const char* data = bytes + 8 + n;
+  const uint64_t data_size = size - 8 - n;
+  std::map<std::string, SafetensorsEntry> out;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    const std::string& key = it.key();
+    const nlohmann::json& v = it.value();
+    if (key == "__metadata__") {
+      DP_CHECK(v.is_object(), kFormat, name << ": __metadata__ is not an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        DP_CHECK(m.value().is_string(), kFormat,
+                 name << ": __metadata__[\"" << m.key() << "\"] is not a string");
+        if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    DP_CHECK(
+        v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
+        kFormat, name << ": entry \"" << key << "\" lacks dtype, shape or data_offsets");
+    SafetensorsEntry e;
+    DP_CHECK(v["dtype"].is_string() && parse_dtype(v["dtype"].get<std::string>(), &e.dtype),
+             kFormat,
+             name << ": entry \"" << key << "\" has dtype " << v["dtype"].dump()
+                  << " (supported: F32, F64, I64)");
+    DP_CHECK(v["shape"].is_array() && v["shape"].size() <= static_cast<size_t>(kMaxDims), kFormat,
+             name << ": entry \"" << key << "\" has a bad shape " << v["shape"].dump());
+    for (const auto& s : v["shape"]) {
+      DP_CHECK(s.is_number_unsigned() || (s.is_number_integer() && s.get<int64_t>() >= 0), kFormat,
+               name << ": entry \"" << key << "\" has a bad shape " << v["shape"].dump());
+      e.shape.push_back(s.get<int64_t>());
+    }
+    const auto& off = v["data_offsets"];
+    DP_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() &&
+                 off[1].is_number_unsigned(),
+             kFormat, name << ": entry \"" << key << "\" has bad data_offsets " << off.dump());
+    const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    DP_CHECK(begin <= end && end <= data_size, kFormat,
+             name << ": entry \"" << key << "\" has data_offsets [" << begin << ", " << end
+                  << "] outside the " << data_size << " data bytes (truncated?)");
+    int64_t numel = 0;
+    try {
+      numel = checked_numel(e.shape, dtype_size(e.dtype), "shape");
+    } catch (const Error&) {
+      DP_THROW(kFormat,
+               name << ": entry \"" << key << "\" has an impossible shape " << v["shape"].dump());
+    }
+    const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(e.dtype);
+    DP_CHECK(end - begin == want, kFormat,
+             name << ": entry \"" << key << "\" holds " << end - begin << " bytes but shape "
+                  << shape_str(e.shape) << " of " << dtype_name(e.dtype) << " needs " << want);
+    e.data.assign(data + begin, data + end);
+    out.emplace(key, std::move(e));
+  }
+  return out;
+}
+
+std::map<std::string, SafetensorsEntry> load_safetensors(
+    const std::string& path, std::map<std::string, std::string>* metadata) {
+  std::ifstream f(path, std::ios::binary);
+  DP_CHECK(f.good(), kIo, "cannot open \"" << path << "\": " << std::strerror(errno));
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  DP_CHECK(!f.bad(), kIo, "reading \"" << path << "\" failed");
+  return parse_safetensors(bytes.data(), bytes.size(), "\"" + path + "\"", metadata);
+}
+
+}  // namespace dp
