@@ -51,6 +51,32 @@ dp_optimizer* check(const dp_optimizer* h, const char* arg) {
   return const_cast<dp_optimizer*>(h);
 }
 
+dp_data_parallel* check(const dp_data_parallel* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kDataParallel, kInvalidArgument,
+           arg << " is not a live dp_data_parallel handle (released, or another kind of handle)");
+  return const_cast<dp_data_parallel*>(h);
+}
+
+std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const char* arg) {
+  DP_CHECK(devices != nullptr || n == 0, kInvalidArgument,
+           arg << " is NULL but its count is " << n);
+  std::vector<dp::Device> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(to_core(devices[i]));
+  return out;
+}
+
+std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx) {
+  std::vector<dp_tensor*> handles;
+  try {
+    for (const dp::Tensor& t : ts) handles.push_back(wrap(t, ctx));
+  } catch (...) {
+    for (dp_tensor* h : handles) dp_tensor_release(h);
+    throw;
+  }
+  return handles;
+}
+
 dp_context* check(const dp_context* h, const char* arg) {
   DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
   DP_CHECK(h->tag == Tag::kContext, kInvalidArgument,

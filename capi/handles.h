@@ -15,6 +15,7 @@
 #include "error.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
+#include "parallel/data_parallel.h"
 #include "tensor/tensor.h"
 
 namespace dp::capi {
@@ -58,6 +59,13 @@ struct dp_module {
   }
 };
 
+struct dp_data_parallel {
+  dp::capi::Tag tag = dp::capi::Tag::kDataParallel;
+  std::unique_ptr<dp::DataParallel> rep;
+  dp_module* module = nullptr;  // one reference: what dp_data_parallel_module hands out
+  dp_context* ctx = nullptr;
+};
+
 struct dp_optimizer {
   dp::capi::Tag tag = dp::capi::Tag::kOptimizer;
   std::unique_ptr<dp::Optimizer> rep;
@@ -81,6 +89,11 @@ dp_context* check(const dp_context* h, const char* arg);
 dp_tensor* check(const dp_tensor* h, const char* arg);
 dp_module* check(const dp_module* h, const char* arg);
 dp_optimizer* check(const dp_optimizer* h, const char* arg);
+dp_data_parallel* check(const dp_data_parallel* h, const char* arg);
+// n devices from a C array (NULL with n == 0 allowed), named `arg` in errors.
+std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const char* arg);
+// Wraps tensors into new handles, or none if any wrap fails.
+std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx);
 inline const std::shared_ptr<dp::Context>& unwrap(const dp_context* h, const char* arg) {
   return check(h, arg)->rep;
 }

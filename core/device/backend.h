@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "device/device.h"
 #include "tensor/dtype.h"
@@ -177,6 +178,30 @@ class Backend {
                         const SgdParams& p) = 0;
   virtual void adam_step(int dev, const KView& param, const KView& grad, const KView& m,
                          const KView& v, const AdamParams& p) = 0;
+
+  // --- collectives between devices of this backend (optional) ---
+  // Called from a thread that is none of the workers, after the work that produced the
+  // inputs was queued, and ordered before work queued after it on each device. Return
+  // false when there is no collective for these devices: the core then uses copy_2d.
+  //
+  // Copies nbytes at buffers[root] into buffers[i] on device devs[i], for every i.
+  virtual bool broadcast(const std::vector<int>& devs, const std::vector<void*>& buffers,
+                         size_t nbytes, size_t root) {
+    (void)devs, (void)buffers, (void)nbytes, (void)root;
+    return false;
+  }
+  // recv (on devs[root]) = the elementwise sum of send[i] (on devs[i]), count elements.
+  virtual bool reduce_sum(const std::vector<int>& devs, const std::vector<const void*>& send,
+                          void* recv, int64_t count, DType dtype, size_t root) {
+    (void)devs, (void)send, (void)recv, (void)count, (void)dtype, (void)root;
+    return false;
+  }
+  // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).
+  virtual void properties(int dev, uint64_t* total_memory, int* multiprocessors) const {
+    uint64_t free_bytes = 0;
+    memory_info(dev, &free_bytes, total_memory);
+    *multiprocessors = 1;
+  }
 };
 
 // The CUDA plugin exports one function of this type, named kCudaPluginEntry. It returns

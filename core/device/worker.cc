@@ -1,5 +1,7 @@
 #include "device/worker.h"
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -30,10 +32,15 @@ bool spin_until(Ready&& ready) {
   const int budget = spin_microseconds();
   if (budget == 0) return ready();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget);
+  // Yielding, not just pausing: with more threads than cores (the caller and one worker
+  // per core), a spinning thread must give its core to a thread that has work.
   for (int i = 0;; ++i) {
     if (ready()) return true;
     DP_CPU_RELAX();
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) return ready();
+    if ((i & 7) == 7) {
+      sched_yield();
+      if (std::chrono::steady_clock::now() > deadline) return ready();
+    }
   }
 }
 

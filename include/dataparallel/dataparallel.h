@@ -634,6 +634,151 @@ DP_EXPORT dp_result dp_optimizer_lr(const dp_optimizer* opt, double* out);
 DP_EXPORT void dp_optimizer_release(dp_optimizer* opt);
 
 /* ---------------------------------------------------------------------------------- */
+/* DataParallel                                                                      */
+/* ---------------------------------------------------------------------------------- */
+/*
+ * The pipeline of torch.nn.DataParallel: forward scatters the inputs along `dim` over
+ * the devices, replicates the module (replica 0 is the module itself), runs the replicas
+ * in parallel on the devices' workers and gathers the outputs on the output device.
+ * Backward is the ordinary dp_backward on a loss computed from the outputs: gather,
+ * scatter and broadcast are recorded like any op, so the module's gradients become the
+ * SUM of the replicas' gradients (for a mean loss over the gathered batch, exactly the
+ * full-batch gradient). An optimizer created on the module then trains it.
+ */
+
+typedef struct dp_data_parallel dp_data_parallel;
+
+typedef enum dp_buffer_sync {
+  /** PyTorch's behaviour: buffers (BatchNorm statistics) keep replica 0's updates only. */
+  DP_BUFFER_SYNC_NONE = 0,
+  /** After each training forward, the module's floating buffers become the mean over
+      all replicas, so running statistics see the whole batch. */
+  DP_BUFFER_SYNC_AVERAGE = 1
+} dp_buffer_sync;
+
+typedef struct dp_data_parallel_options {
+  size_t struct_size;
+  /** Sizes along dim, one per device, summing to the batch (0 skips a device); copied.
+      NULL: equal chunks as torch.chunk (ceil(B/n) each; fewer chunks, and so fewer
+      replicas, when the batch is small). */
+  const int64_t* chunk_sizes;
+  size_t n_chunk_sizes;
+  /** Non-zero: forward returns every replica's outputs on its own device, replica by
+      replica, instead of gathering them (compute the loss per device, gather scalars). */
+  int no_gather;
+  /** Non-zero: keep the replicas between forwards while grad mode is off and no
+      parameter or buffer has changed (version counters): repeated inference skips the
+      broadcast. */
+  int cache_replicas;
+  dp_buffer_sync buffer_sync;
+  /** Non-zero (default): CPU devices share memory, so replicas of parameters and input
+      chunks alias it, read-only, instead of copying it. */
+  int alias_cpu;
+  /** Broadcast bucket size in bytes; 0 means 10 MiB. */
+  size_t bucket_bytes;
+} dp_data_parallel_options;
+
+#define DP_DATA_PARALLEL_OPTIONS_INIT \
+  { sizeof(dp_data_parallel_options), NULL, 0, 0, 0, DP_BUFFER_SYNC_NONE, 1, 0 }
+
+/**
+ * Wraps `module` (the wrapper takes its own reference). device_ids: n_devices devices
+ * (NULL: every CUDA device, else every CPU device); output_device: NULL for
+ * device_ids[0]; dim: the batch dimension. options may be NULL. The module must have its
+ * parameters on device_ids[0] when forward runs; with exactly one device it is moved
+ * there now. With unbalanced GPUs a warning goes to the log callback.
+ * Errors: DP_ERR_INVALID_ARGUMENT (empty or duplicate device list, bad option; the
+ * message names the device or field), DP_ERR_OUT_OF_RANGE (a device that does not exist).
+ */
+DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids,
+                                            size_t n_devices, const dp_device* output_device,
+                                            int32_t dim, const dp_data_parallel_options* options,
+                                            dp_data_parallel** out);
+
+/**
+ * One forward. inputs[0..n_inputs) are borrowed; broadcast (may be NULL) marks inputs to
+ * copy whole to every device instead of splitting. Outputs: the module's outputs
+ * gathered on the output device (no_gather: each replica's, replica by replica); up to
+ * `capacity` new references go to outputs[] and their count to *n_outputs.
+ * Errors: DP_ERR_DEVICE_MISMATCH (the module is not on device_ids[0]: the message names
+ * both), DP_ERR_SHAPE_MISMATCH (a 0-dim input to split; outputs that cannot be gathered:
+ * the message names the replica and the shapes), DP_ERR_OUT_OF_RANGE (capacity too
+ * small), and a replica's error as "in replica I on device D: <message>".
+ */
+DP_EXPORT dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* inputs,
+                                             const int* broadcast, size_t n_inputs,
+                                             dp_tensor** outputs, size_t capacity,
+                                             size_t* n_outputs);
+
+/** The wrapped module (a new reference): train/eval, parameters, optimizers. */
+DP_EXPORT dp_result dp_data_parallel_module(const dp_data_parallel* dp, dp_module** out);
+/** The device list (*n receives its length; up to capacity entries are written). */
+DP_EXPORT dp_result dp_data_parallel_devices(const dp_data_parallel* dp, dp_device* devices,
+                                             size_t capacity, size_t* n);
+/** Saves / loads the wrapped module's state under its own names (no "module." prefix),
+    exactly as dp_module_save / dp_module_load. */
+DP_EXPORT dp_result dp_data_parallel_save(const dp_data_parallel* dp, const char* path);
+DP_EXPORT dp_result dp_data_parallel_load(dp_data_parallel* dp, const char* path);
+
+/** Seconds spent in each phase. backward counts from the gathered output's backward to
+    the start of the gradient reduce; reduce is the sum over replicas. */
+typedef struct dp_phase_times {
+  double scatter;
+  double replicate;
+  double apply;
+  double gather;
+  double backward;
+  double reduce;
+} dp_phase_times;
+
+/** The last forward's (and its backward's) times, and the totals since creation or the
+    last reset; calls: forwards counted. Any out may be NULL. */
+DP_EXPORT dp_result dp_data_parallel_stats(const dp_data_parallel* dp, dp_phase_times* last,
+                                           dp_phase_times* total, uint64_t* calls);
+DP_EXPORT dp_result dp_data_parallel_reset_stats(dp_data_parallel* dp);
+DP_EXPORT void dp_data_parallel_release(dp_data_parallel* dp);
+
+/* The four stages on their own, and the functional form. */
+
+/**
+ * Splits `input` along dim over n_devices devices (chunk_sizes: n_devices sizes, or NULL
+ * for torch.chunk's). Up to n_devices new references go to outs[], their count to *n_out
+ * (fewer devices when the input is small). Chunks on the input's device are views.
+ * Differentiable: gradients gather back to the input.
+ */
+DP_EXPORT dp_result dp_scatter(const dp_tensor* input, const dp_device* devices,
+                               size_t n_devices, const int64_t* chunk_sizes, int32_t dim,
+                               dp_tensor** outs, size_t* n_out);
+/** Concatenates n tensors (any devices) along dim on output_device. Differentiable. */
+DP_EXPORT dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device,
+                              int32_t dim, dp_tensor** out);
+/**
+ * n_devices replicas of `module` (which must be on devices[0]): replicas[0] is the
+ * module itself; the others hold broadcast copies of the parameters (gradients flow back
+ * into the module's) and copies of the buffers. New references in replicas[].
+ */
+DP_EXPORT dp_result dp_replicate(dp_module* module, const dp_device* devices, size_t n_devices,
+                                 dp_module** replicas);
+/**
+ * Runs replicas[i] on inputs[i * inputs_per_replica ...] on devices[i], all at once.
+ * Each replica must return one output: outputs[i] (new references). On failure every
+ * replica has still finished and nothing is returned.
+ */
+DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
+                                      dp_tensor* const* inputs, size_t inputs_per_replica,
+                                      const dp_device* devices, dp_tensor** outputs);
+/**
+ * The functional form: one DataParallel forward of module (on device_ids[0]) without a
+ * wrapper, without moving the module and without the imbalance check. Arguments as
+ * dp_data_parallel_create and dp_data_parallel_forward.
+ */
+DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs,
+                                           size_t n_inputs, const dp_device* device_ids,
+                                           size_t n_devices, const dp_device* output_device,
+                                           int32_t dim, dp_tensor** outputs, size_t capacity,
+                                           size_t* n_outputs);
+
+/* ---------------------------------------------------------------------------------- */
 /* The function table                                                                */
 /* ---------------------------------------------------------------------------------- */
 
@@ -780,6 +925,26 @@ typedef struct dp_api {
   dp_result (*optimizer_set_lr)(dp_optimizer*, double);
   dp_result (*optimizer_lr)(const dp_optimizer*, double*);
   void (*optimizer_release)(dp_optimizer*);
+  dp_result (*data_parallel_create)(dp_module*, const dp_device*, size_t, const dp_device*,
+                                    int32_t, const dp_data_parallel_options*, dp_data_parallel**);
+  dp_result (*data_parallel_forward)(dp_data_parallel*, dp_tensor* const*, const int*, size_t,
+                                     dp_tensor**, size_t, size_t*);
+  dp_result (*data_parallel_module)(const dp_data_parallel*, dp_module**);
+  dp_result (*data_parallel_devices)(const dp_data_parallel*, dp_device*, size_t, size_t*);
+  dp_result (*data_parallel_save)(const dp_data_parallel*, const char*);
+  dp_result (*data_parallel_load)(dp_data_parallel*, const char*);
+  dp_result (*data_parallel_stats)(const dp_data_parallel*, dp_phase_times*, dp_phase_times*,
+                                   uint64_t*);
+  dp_result (*data_parallel_reset_stats)(dp_data_parallel*);
+  void (*data_parallel_release)(dp_data_parallel*);
+  dp_result (*scatter)(const dp_tensor*, const dp_device*, size_t, const int64_t*, int32_t,
+                       dp_tensor**, size_t*);
+  dp_result (*gather)(dp_tensor* const*, size_t, dp_device, int32_t, dp_tensor**);
+  dp_result (*replicate)(dp_module*, const dp_device*, size_t, dp_module**);
+  dp_result (*parallel_apply)(dp_module* const*, size_t, dp_tensor* const*, size_t,
+                              const dp_device*, dp_tensor**);
+  dp_result (*data_parallel_apply)(dp_module*, dp_tensor* const*, size_t, const dp_device*, size_t,
+                                   const dp_device*, int32_t, dp_tensor**, size_t, size_t*);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

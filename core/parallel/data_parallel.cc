@@ -1,0 +1,215 @@
+#include "parallel/data_parallel.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "autograd/grad_mode.h"
+#include "device/context.h"
+#include "error.h"
+#include "ops/ops.h"
+#include "parallel/comm.h"
+#include "parallel/parallel_apply.h"
+#include "parallel/scatter_gather.h"
+
+namespace dp {
+
+namespace {
+
+void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
+  DP_CHECK(!ids.empty(), kInvalidArgument, "device_ids is empty");
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string what = "device_ids[" + std::to_string(i) + "]";
+    ctx.check_device(ids[i], what.c_str());
+    DP_CHECK(ids[i].type == ids[0].type, kInvalidArgument,
+             what << " = " << ids[i].str()
+                  << " is not of the same type as device_ids[0] = " << ids[0].str());
+    for (size_t j = 0; j < i; ++j) {
+      DP_CHECK(ids[j] != ids[i], kInvalidArgument,
+               what << " = " << ids[i].str() << " repeats device_ids[" << j << "]");
+    }
+  }
+}
+
+}  // namespace
+
+DataParallel::DataParallel(std::shared_ptr<Module> module, std::vector<Device> device_ids,
+                           std::optional<Device> output_device, int dim,
+                           DataParallelOptions options)
+    : module_(std::move(module)),
+      device_ids_(std::move(device_ids)),
+      dim_(dim),
+      options_(std::move(options)) {
+  DP_CHECK(module_ != nullptr, kInvalidArgument, "module is missing");
+  const auto& ctx = module_->context();
+  if (device_ids_.empty()) device_ids_ = ctx->default_devices();
+  check_device_ids(*ctx, device_ids_);
+  output_device_ = output_device.value_or(device_ids_[0]);
+  ctx->check_device(output_device_, "output_device");
+  if (!options_.chunk_sizes.empty()) {
+    DP_CHECK(options_.chunk_sizes.size() == device_ids_.size(), kInvalidArgument,
+             "chunk_sizes has " << options_.chunk_sizes.size() << " entries but there are "
+                                << device_ids_.size() << " devices");
+    for (size_t i = 0; i < options_.chunk_sizes.size(); ++i) {
+      DP_CHECK(options_.chunk_sizes[i] >= 0, kInvalidArgument,
+               "chunk_sizes[" << i << "] = " << options_.chunk_sizes[i] << " is negative");
+    }
+  }
+  DP_CHECK(options_.bucket_bytes > 0, kInvalidArgument, "bucket_bytes must be positive");
+  if (device_ids_[0].type == DeviceType::kCuda) check_balance();
+  if (device_ids_.size() == 1) module_->to(device_ids_[0]);
+}
+
+void DataParallel::check_balance() const {
+  // SPEC section 2: warn once about the weaker and the stronger GPU, by memory, else by
+  // multiprocessor count, when the smaller is below 75% of the larger.
+  const auto& ctx = module_->context();
+  Backend& b = ctx->backend(DeviceType::kCuda);
+  std::vector<uint64_t> memory;
+  std::vector<int> sms;
+  for (const Device& d : device_ids_) {
+    uint64_t m = 0;
+    int s = 0;
+    b.properties(d.index, &m, &s);
+    memory.push_back(m);
+    sms.push_back(s);
+  }
+  auto check = [&](const auto& values, const char* what) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    if (*hi == 0) return false;
+    if (static_cast<double>(*lo) / static_cast<double>(*hi) >= 0.75) return false;
+    std::ostringstream os;
+    os << "there is an imbalance between your GPUs: " << device_ids_[lo - values.begin()].str()
+       << " has less " << what << " than " << device_ids_[hi - values.begin()].str()
+       << "; you may want to leave the weaker one out of device_ids";
+    ctx->log(kLogWarning, os.str());
+    return true;
+  };
+  if (!check(memory, "memory")) check(sms, "multiprocessors");
+}
+
+void DataParallel::check_module_device() const {
+  const Device want = device_ids_[0];
+  for (const auto& [name, t] : module_->state()) {
+    DP_CHECK(t.device() == want, kDeviceMismatch,
+             "module must have its parameters and buffers on device "
+                 << want.str() << " (device_ids[0)) but found \"" << name << "\" on "
+                 << t.device().str());
+  }
+}
+
+std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& inputs,
+                                                   const std::vector<bool>& broadcast) {
+  stats_->begin_call();
+  check_module_device();
+  const auto& ctx = module_->context();
+  parallel::ScatterOptions so;
+  so.dim = dim_;
+  so.chunk_sizes = options_.chunk_sizes;
+  so.alias_cpu = options_.alias_cpu;
+  parallel::ScatteredInputs scattered =
+      parallel::scatter_inputs(inputs, broadcast, device_ids_, so, stats_);
+  last_devices_ = scattered.devices;
+  if (inputs.empty()) {
+    // No inputs: the module runs once, on device_ids[0].
+    return {(*module_)({})};
+  }
+  if (scattered.devices.size() == 1 && scattered.devices[0] == device_ids_[0]) {
+    PhaseTimer timer(stats_.get(), Phase::kApply);
+    return {ctx->run(device_ids_[0], [&] { return module_->forward(scattered.inputs[0]); })};
+  }
+  std::vector<std::shared_ptr<Module>> replicas;
+  const bool cacheable = options_.cache_replicas && !GradMode::enabled();
+  if (cacheable && cached_devices_ == scattered.devices &&
+      cached_versions_ == parallel::state_versions(*module_)) {
+    replicas = cached_replicas_;
+  } else {
+    parallel::ReplicateOptions ro;
+    ro.bucket_bytes = options_.bucket_bytes;
+    ro.alias_cpu = options_.alias_cpu;
+    replicas = parallel::replicate(*module_, scattered.devices, ro, stats_);
+    if (cacheable) {
+      cached_replicas_ = replicas;
+      cached_devices_ = scattered.devices;
+      cached_versions_ = parallel::state_versions(*module_);
+    } else {
+      cached_replicas_.clear();
+    }
+  }
+  auto outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, stats_);
+  if (options_.buffer_sync == BufferSync::kAverage && module_->is_training())
+    sync_buffers(replicas);
+  if (cacheable) {
+    // Forward may have changed buffers (it should not in evaluation, but a custom module
+    // may); keep the cache honest.
+    cached_versions_ = parallel::state_versions(*module_);
+  }
+  return outputs;
+}
+
+void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas) {
+  // The original's floating buffers become the mean over replicas (replica 0 is the
+  // original); integer buffers (num_batches_tracked) keep replica 0's count.
+  GradModeGuard no_grad(false);
+  const auto mine = module_->named_buffers();
+  std::vector<Module::Named> theirs;
+  for (size_t r = 1; r < replicas.size(); ++r) theirs.push_back(replicas[r]->named_buffers());
+  const double scale = 1.0 / static_cast<double>(replicas.size());
+  for (size_t j = 0; j < mine.size(); ++j) {
+    const Tensor& b = mine[j].second;
+    if (!is_floating(b.dtype())) continue;
+    std::vector<Tensor> all{b};
+    for (const auto& list : theirs) all.push_back(list[j].second);
+    Tensor sum = comm::reduce_add(all, b.device());
+    ops::copy_(b, sum);
+    ops::scale_(b, scale);
+  }
+}
+
+std::vector<std::vector<Tensor>> DataParallel::forward_per_replica(
+    const std::vector<Tensor>& inputs, const std::vector<bool>& broadcast) {
+  return run(inputs, broadcast);
+}
+
+std::vector<Tensor> DataParallel::forward(const std::vector<Tensor>& inputs,
+                                          const std::vector<bool>& broadcast) {
+  auto outputs = run(inputs, broadcast);
+  if (outputs.size() == 1 && last_devices_.size() == 1) return outputs[0];
+  if (options_.no_gather) {
+    std::vector<Tensor> flat;
+    for (auto& list : outputs) flat.insert(flat.end(), list.begin(), list.end());
+    return flat;
+  }
+  const auto& ctx = module_->context();
+  return parallel::gather_outputs(outputs, output_device_, dim_, options_.alias_cpu, stats_,
+                                  [&](const std::string& m) { ctx->log(kLogWarning, m); });
+}
+
+std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inputs,
+                                  std::vector<Device> device_ids,
+                                  std::optional<Device> output_device, int dim,
+                                  const std::vector<bool>& broadcast) {
+  const auto& ctx = module.context();
+  if (device_ids.empty()) device_ids = ctx->default_devices();
+  check_device_ids(*ctx, device_ids);
+  const Device out = output_device.value_or(device_ids[0]);
+  ctx->check_device(out, "output_device");
+  parallel::ScatterOptions so;
+  so.dim = dim;
+  auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
+  for (const auto& [name, t] : module.state()) {
+    DP_CHECK(t.device() == device_ids[0], kDeviceMismatch,
+             "module must have its parameters and buffers on device "
+                 << device_ids[0].str() << " (device_ids[0]) but found \"" << name << "\" on "
+                 << t.device().str());
+  }
+  if (inputs.empty()) return module({});
+  if (scattered.devices.size() == 1) {
+    return ctx->run(scattered.devices[0], [&] { return module.forward(scattered.inputs[0]); });
+  }
+  auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
+  auto outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
+  return parallel::gather_outputs(outputs, out, dim, true, nullptr,
+                                  [&](const std::string& m) { ctx->log(kLogWarning, m); });
+}
+
+}  // namespace dp

@@ -1,0 +1,47 @@
+#include "parallel/parallel_apply.h"
+
+#include "device/context.h"
+#include "error.h"
+
+namespace dp::parallel {
+
+std::vector<std::vector<Tensor>> parallel_apply(
+    const std::vector<std::shared_ptr<Module>>& replicas,
+    const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
+    std::shared_ptr<PhaseStats> stats) {
+  PhaseTimer timer(stats.get(), Phase::kApply);
+  DP_CHECK(replicas.size() == inputs.size() && replicas.size() == devices.size(), kInvalidArgument,
+           "parallel_apply: " << replicas.size() << " replicas, " << inputs.size()
+                              << " input lists and " << devices.size()
+                              << " devices (they must be equal)");
+  std::vector<std::vector<Tensor>> outputs(replicas.size());
+  if (replicas.empty()) return outputs;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    DP_CHECK(replicas[i] != nullptr, kInvalidArgument,
+             "parallel_apply: replicas[" << i << "] is missing");
+  }
+  auto ctx = replicas[0]->context();
+  TaskGroup group(replicas.size());
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    group.submit(i, ctx->worker(devices[i]),
+                 [&, i] { outputs[i] = replicas[i]->forward(inputs[i]); });
+  }
+  const auto& errors = group.wait();
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i]) continue;
+    const std::string where =
+        "in replica " + std::to_string(i) + " on device " + devices[i].str() + ": ";
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const Error& e) {
+      throw Error(e.code(), where + e.what());
+    } catch (const std::bad_alloc&) {
+      throw Error(Code::kOutOfMemory, where + "out of memory");
+    } catch (const std::exception& e) {
+      throw Error(Code::kInternal, where + e.what());
+    }
+  }
+  return outputs;
+}
+
+}  // namespace dp::parallel

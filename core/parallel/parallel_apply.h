@@ -1,0 +1,20 @@
+// parallel_apply (torch/nn/parallel/parallel_apply.py): each replica's forward on its
+// device's persistent worker, all at once. The caller's grad mode holds in every worker.
+// If replicas fail, every worker is still waited for, and the error of the lowest-index
+// failing replica is raised as "in replica I on device D: <its message>".
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "nn/module.h"
+#include "parallel/stats.h"
+
+namespace dp::parallel {
+
+std::vector<std::vector<Tensor>> parallel_apply(
+    const std::vector<std::shared_ptr<Module>>& replicas,
+    const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
+    std::shared_ptr<PhaseStats> stats);
+
+}  // namespace dp::parallel

@@ -1,0 +1,94 @@
+#include "parallel/replicate.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/grad_mode.h"
+#include "error.h"
+#include "parallel/functions.h"
+
+namespace dp::parallel {
+
+namespace {
+
+// Every distinct parameter, then every distinct buffer, in tree order.
+void collect(Module& root, std::vector<Tensor>* params, std::vector<Tensor>* buffers) {
+  std::unordered_set<const TensorImpl*> seen;
+  visit_modules(root, [&](const std::string&, Module& m) {
+    for (auto& [n, t] : m.own_parameters()) {
+      if (seen.insert(t.impl()).second) params->push_back(t);
+    }
+  });
+  visit_modules(root, [&](const std::string&, Module& m) {
+    for (auto& [n, t] : m.own_buffers()) {
+      if (seen.insert(t.impl()).second) buffers->push_back(t);
+    }
+  });
+}
+
+// A copy of the tree whose tensors are swapped through `replace`.
+std::shared_ptr<Module> copy_tree(const Module& m,
+                                  const std::unordered_map<const TensorImpl*, Tensor>& replace) {
+  std::shared_ptr<Module> copy = m.shallow_copy();
+  for (auto& [n, t] : copy->own_parameters()) t = replace.at(t.impl());
+  for (auto& [n, t] : copy->own_buffers()) t = replace.at(t.impl());
+  for (auto& [n, child] : copy->children()) child = copy_tree(*child, replace);
+  return copy;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector<Device>& devices,
+                                               const ReplicateOptions& options,
+                                               std::shared_ptr<PhaseStats> stats) {
+  PhaseTimer timer(stats.get(), Phase::kReplicate);
+  DP_CHECK(!devices.empty(), kInvalidArgument, "replicate: no devices");
+  std::vector<Tensor> params, buffers;
+  collect(module, &params, &buffers);
+  for (const Tensor& t : params) {
+    DP_CHECK(t.device() == devices[0], kDeviceMismatch,
+             "replicate: a parameter is on " << t.device().str() << " but the module must be on "
+                                             << devices[0].str() << " (device_ids[0])");
+  }
+  for (const Tensor& t : buffers) {
+    DP_CHECK(t.device() == devices[0], kDeviceMismatch,
+             "replicate: a buffer is on " << t.device().str() << " but the module must be on "
+                                          << devices[0].str() << " (device_ids[0])");
+  }
+  std::vector<std::shared_ptr<Module>> replicas{module.shared_from_this()};
+  if (devices.size() == 1) return replicas;
+
+  const auto param_copies =
+      broadcast(params, devices, options.bucket_bytes, options.alias_cpu, stats);
+  std::vector<std::vector<Tensor>> buffer_copies;
+  {
+    // Buffers are state, not inputs to differentiate: detached copies, never aliases.
+    GradModeGuard no_grad(false);
+    buffer_copies = broadcast(buffers, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
+  }
+  for (size_t d = 1; d < devices.size(); ++d) {
+    std::unordered_map<const TensorImpl*, Tensor> replace;
+    for (size_t j = 0; j < params.size(); ++j)
+      replace.emplace(params[j].impl(), param_copies[d][j]);
+    for (size_t j = 0; j < buffers.size(); ++j) {
+      replace.emplace(buffers[j].impl(), buffer_copies[d][j]);
+    }
+    replicas.push_back(copy_tree(module, replace));
+  }
+  return replicas;
+}
+
+StateVersions state_versions(const Module& module) {
+  std::vector<Tensor> params, buffers;
+  collect(const_cast<Module&>(module), &params, &buffers);
+  StateVersions v;
+  for (const auto* list : {&params, &buffers}) {
+    for (const Tensor& t : *list) {
+      v.tensors.push_back(t.impl());
+      v.versions.push_back(t.version());
+    }
+  }
+  return v;
+}
+
+}  // namespace dp::parallel

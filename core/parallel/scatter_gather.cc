@@ -1,0 +1,147 @@
+#include "parallel/scatter_gather.h"
+
+#include "error.h"
+#include "ops/ops.h"
+#include "parallel/comm.h"
+#include "parallel/functions.h"
+
+namespace dp::parallel {
+
+namespace {
+
+// The sizes each split input is cut into, and which devices they go to.
+std::vector<int64_t> sizes_for(const Tensor& x, int dim, const std::vector<Device>& devices,
+                               const std::vector<int64_t>& explicit_sizes, size_t index) {
+  DP_CHECK(x.ndim() > 0, kShapeMismatch,
+           "inputs[" << index
+                     << "] is a 0-dim tensor, which cannot be scattered (mark it "
+                        "broadcast to copy it to every device)");
+  const int64_t batch = x.shape()[dim];
+  if (explicit_sizes.empty()) return comm::chunk_sizes(batch, static_cast<int64_t>(devices.size()));
+  DP_CHECK(explicit_sizes.size() == devices.size(), kInvalidArgument,
+           "chunk_sizes has " << explicit_sizes.size() << " entries but there are "
+                              << devices.size() << " devices");
+  int64_t total = 0;
+  for (size_t i = 0; i < explicit_sizes.size(); ++i) {
+    DP_CHECK(explicit_sizes[i] >= 0, kInvalidArgument,
+             "chunk_sizes[" << i << "] = " << explicit_sizes[i] << " is negative");
+    total += explicit_sizes[i];
+  }
+  DP_CHECK(total == batch, kInvalidArgument,
+           "chunk_sizes sum to " << total << " but inputs[" << index << "] has size " << batch
+                                 << " along dim " << dim);
+  return explicit_sizes;
+}
+
+}  // namespace
+
+ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
+                               const std::vector<bool>& broadcast,
+                               const std::vector<Device>& devices, const ScatterOptions& options,
+                               std::shared_ptr<PhaseStats> stats) {
+  PhaseTimer timer(stats.get(), Phase::kScatter);
+  DP_CHECK(!devices.empty(), kInvalidArgument, "scatter: no devices");
+  DP_CHECK(broadcast.empty() || broadcast.size() == inputs.size(), kInvalidArgument,
+           "broadcast flags: " << broadcast.size() << " for " << inputs.size() << " inputs");
+  ScatteredInputs out;
+  if (inputs.empty()) {
+    out.devices = {devices[0]};
+    out.inputs = {{}};
+    return out;
+  }
+
+  // Which devices get a chunk: with explicit sizes, those whose size is not 0; with
+  // torch.chunk's sizes, the first k, k being the smallest chunk count over the split
+  // inputs (PyTorch zips the chunks, so a longer input's extra chunks are dropped).
+  auto is_broadcast = [&](size_t i) { return !broadcast.empty() && broadcast[i]; };
+  std::vector<std::vector<int64_t>> sizes(inputs.size());
+  size_t replicas = devices.size();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DP_CHECK(inputs[i].defined(), kInvalidArgument, "inputs[" << i << "] is missing");
+    if (is_broadcast(i)) continue;
+    DP_CHECK(inputs[i].ndim() > 0, kShapeMismatch,
+             "inputs[" << i
+                       << "] is a 0-dim tensor, which cannot be scattered (mark it "
+                          "broadcast to copy it to every device)");
+    const int dim = wrap_dim(options.dim, inputs[i].ndim(), "dim");
+    sizes[i] = sizes_for(inputs[i], dim, devices, options.chunk_sizes, i);
+    replicas = std::min(replicas, sizes[i].size());
+  }
+  std::vector<size_t> used;  // indices into devices
+  if (!options.chunk_sizes.empty()) {
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (options.chunk_sizes[d] > 0) used.push_back(d);
+    }
+    if (used.empty()) used.push_back(0);  // every size 0: one empty chunk on device 0
+  } else {
+    for (size_t d = 0; d < replicas; ++d) used.push_back(d);
+  }
+  for (size_t d : used) out.devices.push_back(devices[d]);
+  out.inputs.assign(used.size(), std::vector<Tensor>(inputs.size()));
+
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    if (is_broadcast(i)) {
+      auto copies = parallel::broadcast(std::vector<Tensor>{x}, out.devices,
+                                        comm::kDefaultBucketBytes, options.alias_cpu, nullptr);
+      for (size_t r = 0; r < used.size(); ++r) out.inputs[r][i] = copies[r][0];
+      continue;
+    }
+    std::vector<int64_t> s;
+    for (size_t d : used) s.push_back(sizes[i][d]);
+    const int dim = wrap_dim(options.dim, x.ndim(), "dim");
+    std::vector<Tensor> pieces = parallel::scatter(x, out.devices, s, dim, options.alias_cpu);
+    for (size_t r = 0; r < used.size(); ++r) out.inputs[r][i] = pieces[r];
+  }
+  return out;
+}
+
+std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outputs, Device device,
+                                   int dim, bool alias_cpu, std::shared_ptr<PhaseStats> stats,
+                                   const std::function<void(const std::string&)>& warn) {
+  PhaseTimer timer(stats.get(), Phase::kGather);
+  DP_CHECK(!outputs.empty(), kInvalidArgument, "gather: no outputs");
+  const size_t n = outputs[0].size();
+  for (size_t r = 1; r < outputs.size(); ++r) {
+    DP_CHECK(outputs[r].size() == n, kShapeMismatch,
+             "replica " << r << " returned " << outputs[r].size()
+                        << " outputs but replica 0 returned " << n);
+  }
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Tensor> column;
+    for (size_t r = 0; r < outputs.size(); ++r) {
+      DP_CHECK(outputs[r][i].defined(), kInvalidArgument,
+               "replica " << r << " output " << i << " is missing");
+      column.push_back(outputs[r][i]);
+    }
+    bool all_scalars = true;
+    for (const Tensor& t : column) all_scalars = all_scalars && t.ndim() == 0;
+    if (all_scalars && dim == 0) {
+      if (warn) {
+        warn("gather: every replica returned a scalar for output " + std::to_string(i) +
+             "; they are gathered into a vector of " + std::to_string(column.size()) +
+             " values (one per replica): reduce it (e.g. mean) before backward");
+      }
+      for (Tensor& t : column) t = ops::reshape(t, {1});
+    }
+    const Tensor& first = column[0];
+    const int d = wrap_dim(dim, std::max(first.ndim(), 1), "dim");
+    for (size_t r = 1; r < column.size(); ++r) {
+      const Tensor& t = column[r];
+      bool fits = t.ndim() == first.ndim() && t.ndim() > 0;
+      for (int k = 0; fits && k < t.ndim(); ++k) fits = k == d || t.shape()[k] == first.shape()[k];
+      DP_CHECK(fits, kShapeMismatch,
+               "gather: replica " << r << " output " << i << " has shape " << shape_str(t.shape())
+                                  << " but replica 0's has shape " << shape_str(first.shape())
+                                  << " (they may differ only along dim " << d << ")");
+    }
+    DP_CHECK(
+        first.ndim() > 0, kShapeMismatch,
+        "gather: output " << i << " is 0-dim and dim = " << dim << " (only dim 0 gathers scalars)");
+    result.push_back(parallel::gather(column, device, d, alias_cpu, stats));
+  }
+  return result;
+}
+
+}  // namespace dp::parallel
