@@ -4,6 +4,7 @@
 #include "capi/handles.h"
 #include "capi/result.h"
 #include "io/checkpoint.h"
+#include "io/safetensors.h"
 #include "nn/layers.h"
 
 using namespace dp::capi;
@@ -330,6 +331,50 @@ dp_result dp_module_save(const dp_module* m, const char* path) {
 
 dp_result dp_module_load(dp_module* m, const char* path) {
   return guard([&] { dp::load_module(unwrap(m, "m"), str_arg(path, "path")); });
+}
+
+dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt, const char* path,
+                             const dp_metadata_entry* metadata, size_t n_metadata) {
+  return guard([&] {
+    const dp::Module& module = unwrap(m, "m");
+    const dp::Optimizer* o = opt ? check(opt, "opt")->rep.get() : nullptr;
+    DP_CHECK(metadata != nullptr || n_metadata == 0, kInvalidArgument,
+             "metadata is NULL but n_metadata = " << n_metadata);
+    std::map<std::string, std::string> meta;
+    for (size_t i = 0; i < n_metadata; ++i) {
+      const std::string idx = "metadata[" + std::to_string(i) + "]";
+      meta[str_arg(metadata[i].key, (idx + ".key").c_str())] =
+          str_arg(metadata[i].value, (idx + ".value").c_str());
+    }
+    dp::save_checkpoint(module, o, str_arg(path, "path"), meta);
+  });
+}
+
+dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path) {
+  return guard([&] {
+    dp::Module& module = unwrap(m, "m");
+    dp::Optimizer* o = opt ? check(opt, "opt")->rep.get() : nullptr;
+    dp::load_checkpoint(module, o, str_arg(path, "path"), nullptr);
+  });
+}
+
+dp_result dp_checkpoint_metadata(const char* path, const char* key, char* buf, size_t buf_size,
+                                 size_t* needed) {
+  return guard([&] {
+    const std::string p = str_arg(path, "path"), k = str_arg(key, "key");
+    DP_CHECK(buf != nullptr || buf_size == 0, kInvalidArgument,
+             "buf is NULL but buf_size = " << buf_size);
+    std::map<std::string, std::string> meta;
+    dp::load_safetensors(p, &meta);
+    auto it = meta.find(k);
+    DP_CHECK(it != meta.end(), kOutOfRange, "\"" << p << "\" has no metadata \"" << k << "\"");
+    if (needed) *needed = it->second.size() + 1;
+    if (buf_size > 0) {
+      const size_t n = std::min(it->second.size(), buf_size - 1);
+      std::memcpy(buf, it->second.data(), n);
+      buf[n] = '\0';
+    }
+  });
 }
 
 }  // extern "C"

@@ -13,7 +13,7 @@ namespace dp {
 namespace {
 
 bool valid_name(const std::string& name) {
-  return !name.empty() && name.find('.') == std::string::npos;
+  return !name.empty() && name.find_first_of("./") == std::string::npos;
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
 
 void Module::register_parameter(const std::string& name, Tensor t) {
   DP_CHECK(valid_name(name), kInvalidArgument,
-           "parameter name \"" << name << "\" must be non-empty and contain no '.'");
+           "parameter name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(t.defined(), kInvalidArgument, "parameter \"" << name << "\" is missing");
   DP_CHECK(
       is_floating(t.dtype()), kDtypeMismatch,
@@ -46,7 +46,7 @@ void Module::register_parameter(const std::string& name, Tensor t) {
 
 void Module::register_buffer(const std::string& name, Tensor t) {
   DP_CHECK(valid_name(name), kInvalidArgument,
-           "buffer name \"" << name << "\" must be non-empty and contain no '.'");
+           "buffer name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(t.defined(), kInvalidArgument, "buffer \"" << name << "\" is missing");
   for (const auto& [n, _] : buffers_) {
     DP_CHECK(n != name, kInvalidArgument, "buffer \"" << name << "\" is already registered");
@@ -56,7 +56,7 @@ void Module::register_buffer(const std::string& name, Tensor t) {
 
 void Module::register_module(const std::string& name, std::shared_ptr<Module> child) {
   DP_CHECK(valid_name(name), kInvalidArgument,
-           "child name \"" << name << "\" must be non-empty and contain no '.'");
+           "child name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(child != nullptr, kInvalidArgument, "child \"" << name << "\" is missing");
   DP_CHECK(child.get() != this, kInvalidArgument, "a module cannot be its own child");
   children_.emplace_back(name, std::move(child));

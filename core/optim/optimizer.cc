@@ -30,30 +30,73 @@ void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.set_grad(Tensor());
 }
 
+namespace {
+
+// Elements [begin, end) of t as a 1-D kernel view.
+KView slice(const Tensor& t, int64_t begin, int64_t end) {
+  KView v;
+  v.data = static_cast<char*>(t.data()) + begin * static_cast<int64_t>(t.element_size());
+  v.dtype = t.dtype();
+  v.ndim = 1;
+  v.shape[0] = end - begin;
+  return v;
+}
+
+// Below this many elements a parameter is not worth cutting into slices.
+constexpr int64_t kMinSlice = 1 << 14;
+
+}  // namespace
+
 void Optimizer::step() {
   ++steps_;
   if (params_.empty()) return;
-  // Group the parameters by device: one task per device, devices in parallel.
-  std::map<std::pair<int, int>, std::vector<size_t>> by_device;
+  std::vector<size_t> active;
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (!params_[i].grad().defined()) continue;  // PyTorch skips parameters without a grad
-    const Device d = params_[i].device();
-    by_device[{static_cast<int>(d.type), d.index}].push_back(i);
+    const Tensor& p = params_[i];
+    const Tensor g = p.grad();
+    if (!g.defined()) continue;  // PyTorch skips parameters without a gradient
+    DP_CHECK(g.shape() == p.shape() && g.dtype() == p.dtype() && g.device() == p.device(), kState,
+             "the gradient of params[" << i << "] does not match the parameter");
+    active.push_back(i);
   }
+  if (active.empty()) return;
   auto ctx = params_[0].context();
-  TaskGroup group(by_device.size());
-  size_t slot = 0;
-  for (const auto& [key, indices] : by_device) {
-    const Device d{static_cast<DeviceType>(key.first), key.second};
-    group.submit(slot++, ctx->worker(d), [this, &indices] {
-      for (size_t i : indices) {
-        const Tensor& p = params_[i];
-        const Tensor g = p.grad();
-        DP_CHECK(g.shape() == p.shape() && g.dtype() == p.dtype() && g.device() == p.device(),
-                 kState, "the gradient of params[" << i << "] does not match the parameter");
-        p.bump_version();
-        update(i, g);
+  for (size_t i : active) {
+    params_[i].bump_version();
+    prepare(i);
+  }
+
+  // One task per worker: accelerator parameters on their device; CPU parameters sliced
+  // over every CPU device.
+  struct Work {
+    size_t param;
+    int64_t begin, end;
+  };
+  std::map<std::pair<int, int>, std::vector<Work>> tasks;
+  const int cpus = ctx->device_count(DeviceType::kCpu);
+  for (size_t i : active) {
+    const Tensor& p = params_[i];
+    const Device d = p.device();
+    const int64_t n = p.numel();
+    if (d.is_cpu() && cpus > 1 && n >= kMinSlice * 2) {
+      const int parts = static_cast<int>(std::min<int64_t>(cpus, n / kMinSlice));
+      for (int k = 0; k < parts; ++k) {
+        // Slices start on 64-byte boundaries so no two cores write one cache line.
+        const int64_t align = 16;
+        const int64_t b = n * k / parts / align * align,
+                      e = k + 1 == parts ? n : n * (k + 1) / parts / align * align;
+        tasks[{static_cast<int>(DeviceType::kCpu), k}].push_back({i, b, e});
       }
+    } else {
+      tasks[{static_cast<int>(d.type), d.index}].push_back({i, 0, n});
+    }
+  }
+  TaskGroup group(tasks.size());
+  size_t slot = 0;
+  for (const auto& [key, work] : tasks) {
+    const Device dev{static_cast<DeviceType>(key.first), key.second};
+    group.submit(slot++, ctx->worker(dev), [this, &work, dev] {
+      for (const Work& w : work) update(w.param, params_[w.param].grad(), dev, w.begin, w.end);
     });
   }
   for (const auto& e : group.wait()) {
@@ -74,20 +117,23 @@ Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(
   momentum_.resize(params_.size());
 }
 
-void Sgd::update(size_t i, const Tensor& g) {
-  const Tensor& p = params_[i];
-  SgdParams sp{lr_, o_.momentum, o_.dampening, o_.weight_decay, o_.nesterov, false};
-  KView buf;
-  if (o_.momentum != 0) {
-    if (!momentum_[i].defined()) {
-      momentum_[i] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
-      sp.first_step = true;
-    }
-    buf = momentum_[i].kview();
+void Sgd::prepare(size_t i) {
+  first_.resize(params_.size());
+  first_[i] = false;
+  if (o_.momentum != 0 && !momentum_[i].defined()) {
+    const Tensor& p = params_[i];
+    momentum_[i] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
+    first_[i] = true;
   }
-  p.context()
-      ->backend(p.device().type)
-      .sgd_step(p.device().index, p.kview(), g.kview(), o_.momentum != 0 ? &buf : nullptr, sp);
+}
+
+void Sgd::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) {
+  const Tensor& p = params_[i];
+  SgdParams sp{lr_, o_.momentum, o_.dampening, o_.weight_decay, o_.nesterov, first_[i]};
+  KView buf;
+  if (o_.momentum != 0) buf = slice(momentum_[i], begin, end);
+  p.context()->backend(dev.type).sgd_step(dev.index, slice(p, begin, end), slice(g, begin, end),
+                                          o_.momentum != 0 ? &buf : nullptr, sp);
 }
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::move(params)), o_(o) {
@@ -105,18 +151,20 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::mo
   t_.assign(params_.size(), 0);
 }
 
-void Adam::update(size_t i, const Tensor& g) {
+void Adam::prepare(size_t i) {
   const Tensor& p = params_[i];
-  Backend& be = p.context()->backend(p.device().type);
   if (!m_[i].defined()) {
-    m_[i] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
-    v_[i] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
-    be.fill(p.device().index, m_[i].kview(), 0.0);
-    be.fill(p.device().index, v_[i].kview(), 0.0);
+    m_[i] = ops::zeros(p.context(), p.shape(), p.dtype(), p.device());
+    v_[i] = ops::zeros(p.context(), p.shape(), p.dtype(), p.device());
   }
-  AdamParams ap{lr_,    o_.beta1, o_.beta2, o_.eps, o_.weight_decay, o_.decoupled_weight_decay,
-                ++t_[i]};
-  be.adam_step(p.device().index, p.kview(), g.kview(), m_[i].kview(), v_[i].kview(), ap);
+  ++t_[i];
+}
+
+void Adam::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) {
+  const Tensor& p = params_[i];
+  AdamParams ap{lr_, o_.beta1, o_.beta2, o_.eps, o_.weight_decay, o_.decoupled_weight_decay, t_[i]};
+  p.context()->backend(dev.type).adam_step(dev.index, slice(p, begin, end), slice(g, begin, end),
+                                           slice(m_[i], begin, end), slice(v_[i], begin, end), ap);
 }
 
 }  // namespace dp

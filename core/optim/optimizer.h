@@ -1,9 +1,12 @@
 // Optimizers over a list of parameters, with PyTorch's update rules. step() updates every
-// parameter that has a gradient, in place (bumping its version), running each device's
-// parameters on that device's worker, devices in parallel.
+// parameter that has a gradient, in place (bumping its version). An accelerator's
+// parameters are updated by that device's worker; CPU parameters are cut into slices that
+// every CPU device's worker updates at once (CPU devices share memory, and after a
+// DataParallel backward the update is bound by memory traffic between the cores).
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "device/backend.h"
@@ -21,10 +24,24 @@ class Optimizer {
   void set_lr(double lr);
   const std::vector<Tensor>& params() const { return params_; }
   int64_t steps() const { return steps_; }
+  // "sgd", "adam" or "adamw": checkpoints refuse state of another kind.
+  virtual const char* kind() const = 0;
+
+  // A state entry of parameter `param`: a buffer with the parameter's shape (undefined
+  // until the first update creates it), or a step count.
+  struct Slot {
+    std::string name;  // PyTorch's: momentum_buffer, exp_avg, exp_avg_sq, step
+    Tensor* buffer = nullptr;
+    int64_t* count = nullptr;
+  };
+  virtual std::vector<Slot> slots(size_t param) = 0;
 
  protected:
-  // Updates params_[i] with its gradient g, on its device's worker.
-  virtual void update(size_t i, const Tensor& g) = 0;
+  // Before the update of params_[i]: create its state, count its step (caller's thread).
+  virtual void prepare(size_t i) = 0;
+  // Updates elements [begin, end) of params_[i] with gradient g, on device `dev`'s worker
+  // (a CPU device other than the parameter's when the update is sliced).
+  virtual void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) = 0;
 
   std::vector<Tensor> params_;
   double lr_ = 0;
@@ -39,11 +56,17 @@ struct SgdOptions {
 class Sgd final : public Optimizer {
  public:
   Sgd(std::vector<Tensor> params, const SgdOptions& options);
+  const char* kind() const override { return "sgd"; }
+  std::vector<Slot> slots(size_t param) override {
+    return {{"momentum_buffer", &momentum_[param], nullptr}};
+  }
 
  private:
-  void update(size_t i, const Tensor& g) override;
+  void prepare(size_t i) override;
+  void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) override;
   SgdOptions o_;
   std::vector<Tensor> momentum_;  // per parameter, created at its first update
+  std::vector<bool> first_;       // this step creates the momentum buffer
 };
 
 struct AdamOptions {
@@ -54,9 +77,16 @@ struct AdamOptions {
 class Adam final : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, const AdamOptions& options);
+  const char* kind() const override { return o_.decoupled_weight_decay ? "adamw" : "adam"; }
+  std::vector<Slot> slots(size_t param) override {
+    return {{"step", nullptr, &t_[param]},
+            {"exp_avg", &m_[param], nullptr},
+            {"exp_avg_sq", &v_[param], nullptr}};
+  }
 
  private:
-  void update(size_t i, const Tensor& g) override;
+  void prepare(size_t i) override;
+  void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) override;
   AdamOptions o_;
   std::vector<Tensor> m_, v_;
   std::vector<int64_t> t_;  // per-parameter step count (bias correction)

@@ -59,9 +59,25 @@ DataParallel::DataParallel(std::shared_ptr<Module> module, std::vector<Device> d
   if (device_ids_.size() == 1) module_->to(device_ids_[0]);
 }
 
+std::string imbalance_warning(const std::vector<Device>& devices,
+                              const std::vector<uint64_t>& memory,
+                              const std::vector<int>& multiprocessors) {
+  auto check = [&](const auto& values, const char* what) -> std::string {
+    if (values.empty()) return "";
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    if (*hi <= 0 || static_cast<double>(*lo) / static_cast<double>(*hi) >= 0.75) return "";
+    std::ostringstream os;
+    os << "there is an imbalance between your GPUs: " << devices[lo - values.begin()].str()
+       << " has less than 75% of the " << what << " of " << devices[hi - values.begin()].str()
+       << "; you may want to leave the weaker one out of device_ids";
+    return os.str();
+  };
+  // Memory first; multiprocessors only when memory is balanced (as PyTorch).
+  std::string w = check(memory, "memory");
+  return w.empty() ? check(multiprocessors, "multiprocessors") : w;
+}
+
 void DataParallel::check_balance() const {
-  // SPEC section 2: warn once about the weaker and the stronger GPU, by memory, else by
-  // multiprocessor count, when the smaller is below 75% of the larger.
   const auto& ctx = module_->context();
   Backend& b = ctx->backend(DeviceType::kCuda);
   std::vector<uint64_t> memory;
@@ -73,18 +89,8 @@ void DataParallel::check_balance() const {
     memory.push_back(m);
     sms.push_back(s);
   }
-  auto check = [&](const auto& values, const char* what) {
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    if (*hi == 0) return false;
-    if (static_cast<double>(*lo) / static_cast<double>(*hi) >= 0.75) return false;
-    std::ostringstream os;
-    os << "there is an imbalance between your GPUs: " << device_ids_[lo - values.begin()].str()
-       << " has less " << what << " than " << device_ids_[hi - values.begin()].str()
-       << "; you may want to leave the weaker one out of device_ids";
-    ctx->log(kLogWarning, os.str());
-    return true;
-  };
-  if (!check(memory, "memory")) check(sms, "multiprocessors");
+  const std::string w = imbalance_warning(device_ids_, memory, sms);
+  if (!w.empty()) ctx->log(kLogWarning, w);
 }
 
 void DataParallel::check_module_device() const {

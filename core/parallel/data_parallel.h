@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "nn/module.h"
@@ -74,6 +75,12 @@ class DataParallel {
   std::vector<Device> cached_devices_;
   parallel::StateVersions cached_versions_;
 };
+
+// SPEC section 2's imbalance check on the devices' total memory and multiprocessor
+// counts: the warning naming the weaker and the stronger device, or "" when balanced.
+std::string imbalance_warning(const std::vector<Device>& devices,
+                              const std::vector<uint64_t>& memory,
+                              const std::vector<int>& multiprocessors);
 
 // The functional form (SPEC section 8): one forward, without moving the module and
 // without the imbalance check. module must be on device_ids[0].

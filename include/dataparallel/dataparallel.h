@@ -634,6 +634,38 @@ DP_EXPORT dp_result dp_optimizer_lr(const dp_optimizer* opt, double* out);
 DP_EXPORT void dp_optimizer_release(dp_optimizer* opt);
 
 /* ---------------------------------------------------------------------------------- */
+/* Training checkpoints                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct dp_metadata_entry {
+  const char* key;
+  const char* value;
+} dp_metadata_entry;
+
+/**
+ * Saves a training checkpoint in one safetensors file: the module's state under its names
+ * (so dp_module_load and PyTorch read it), the optimizer's state if `opt` is not NULL
+ * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them), and
+ * n_metadata string pairs (copied into the file's __metadata__). Written to path.tmp and
+ * renamed, so an interrupted save never damages an earlier file at `path`.
+ */
+DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt,
+                                       const char* path, const dp_metadata_entry* metadata,
+                                       size_t n_metadata);
+/**
+ * Restores a checkpoint into the module and, if `opt` is not NULL, the optimizer (which
+ * must be of the kind that saved it). Everything is checked before anything changes:
+ * DP_ERR_FORMAT (naming the entry) leaves both untouched.
+ */
+DP_EXPORT dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path);
+/**
+ * Reads metadata `key` of a safetensors file into buf (as dp_device_name copies);
+ * DP_ERR_OUT_OF_RANGE names the key when it is absent.
+ */
+DP_EXPORT dp_result dp_checkpoint_metadata(const char* path, const char* key, char* buf,
+                                           size_t buf_size, size_t* needed);
+
+/* ---------------------------------------------------------------------------------- */
 /* DataParallel                                                                      */
 /* ---------------------------------------------------------------------------------- */
 /*
@@ -945,6 +977,10 @@ typedef struct dp_api {
                               const dp_device*, dp_tensor**);
   dp_result (*data_parallel_apply)(dp_module*, dp_tensor* const*, size_t, const dp_device*, size_t,
                                    const dp_device*, int32_t, dp_tensor**, size_t, size_t*);
+  dp_result (*checkpoint_save)(const dp_module*, const dp_optimizer*, const char*,
+                               const dp_metadata_entry*, size_t);
+  dp_result (*checkpoint_load)(dp_module*, dp_optimizer*, const char*);
+  dp_result (*checkpoint_metadata)(const char*, const char*, char*, size_t, size_t*);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

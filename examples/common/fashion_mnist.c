@@ -1,0 +1,75 @@
+#include "fashion_mnist.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idx.h"
+
+static int load_split(const char* dir, const char* prefix, size_t limit, fashion_split* out,
+                      char* err, size_t err_size) {
+  char images_path[1024], labels_path[1024];
+  snprintf(images_path, sizeof images_path, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+  snprintf(labels_path, sizeof labels_path, "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
+  idx_array images, labels;
+  const size_t max_bytes = (size_t)1 << 30;
+  if (idx_read(images_path, max_bytes, &images, err, err_size) != 0) return -1;
+  if (idx_read(labels_path, max_bytes, &labels, err, err_size) != 0) {
+    idx_free(&images);
+    return -1;
+  }
+  int status = -1;
+  if (images.ndim != 3 || images.dims[1] != 28 || images.dims[2] != 28) {
+    snprintf(err, err_size, "%s: expected N x 28 x 28 images, got %d dimensions", images_path,
+             images.ndim);
+  } else if (labels.ndim != 1 || labels.dims[0] != images.dims[0]) {
+    snprintf(err, err_size, "%s: expected %u labels, one per image", labels_path, images.dims[0]);
+  } else {
+    size_t n = images.dims[0];
+    if (limit > 0 && limit < n) n = limit;
+    out->n = n;
+    out->images = (float*)malloc(n * FASHION_PIXELS * sizeof(float));
+    out->labels = (int64_t*)malloc(n * sizeof(int64_t));
+    if (!out->images || !out->labels) {
+      snprintf(err, err_size, "out of memory for %zu samples", n);
+    } else {
+      status = 0;
+      for (size_t i = 0; i < n * FASHION_PIXELS; ++i) out->images[i] = images.data[i] / 255.0f;
+      for (size_t i = 0; i < n && status == 0; ++i) {
+        if (labels.data[i] >= FASHION_CLASSES) {
+          snprintf(err, err_size, "%s: label %zu is %u, not a class in [0, 10)", labels_path, i,
+                   labels.data[i]);
+          status = -1;
+        }
+        out->labels[i] = labels.data[i];
+      }
+    }
+    if (status != 0) {
+      free(out->images);
+      free(out->labels);
+      memset(out, 0, sizeof *out);
+    }
+  }
+  idx_free(&images);
+  idx_free(&labels);
+  return status;
+}
+
+int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, char* err,
+                       size_t err_size) {
+  memset(out, 0, sizeof *out);
+  if (load_split(dir, "train", train_limit, &out->train, err, err_size) != 0) return -1;
+  if (load_split(dir, "t10k", 0, &out->test, err, err_size) != 0) {
+    fashion_mnist_free(out);
+    return -1;
+  }
+  return 0;
+}
+
+void fashion_mnist_free(fashion_mnist* d) {
+  free(d->train.images);
+  free(d->train.labels);
+  free(d->test.images);
+  free(d->test.labels);
+  memset(d, 0, sizeof *d);
+}

@@ -1,0 +1,38 @@
+/* Fashion-MNIST from its four IDX files (Debian's dataset-fashion-mnist installs them in
+   /usr/share/datasets/fashion-mnist), as float pixels in [0, 1] and int64 labels. */
+#ifndef DP_EXAMPLES_FASHION_MNIST_H_
+#define DP_EXAMPLES_FASHION_MNIST_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FASHION_MNIST_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
+#define FASHION_PIXELS 784
+#define FASHION_CLASSES 10
+
+typedef struct fashion_split {
+  float* images;   /* n * 784, row-major, pixel / 255 */
+  int64_t* labels; /* n, in [0, 10) */
+  size_t n;
+} fashion_split;
+
+typedef struct fashion_mnist {
+  fashion_split train, test;
+} fashion_mnist;
+
+/* Loads dir/{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz. train_limit > 0 keeps the
+   first train_limit training samples. 0 on success; else -1 and a message naming the
+   file and the problem in err. */
+int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, char* err,
+                       size_t err_size);
+void fashion_mnist_free(fashion_mnist* d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DP_EXAMPLES_FASHION_MNIST_H_ */

@@ -1,0 +1,816 @@
+/* dp-train: data-parallel training on Fashion-MNIST from C, through the public header
+   only. Run `dp-train --help` for the options. Exit codes: 0 done, 2 bad input (options,
+   data, devices, checkpoints), 1 another failure, 130 interrupted (Ctrl-C). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dataparallel/dataparallel.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fashion_mnist.h"
+#include "models.h"
+
+#define EXIT_BAD_INPUT 2
+#define EXIT_INTERRUPTED 130
+#define MAX_DEVICES 64
+
+/* ---------------------------------------------------------------------------------- */
+/* Options                                                                           */
+
+typedef struct options {
+  const char* model;
+  int epochs;
+  int64_t batch;
+  double lr;
+  double momentum;
+  const char* optimizer;
+  uint64_t seed;
+  const char* devices;
+  const char* output_device;
+  const char* chunk_sizes;
+  int64_t limit;
+  const char* data;
+  const char* checkpoint;
+  const char* resume;
+  const char* eval_only;
+  const char* metrics;
+  const char* plot;
+  int json;
+  int quiet;
+} options;
+
+static void usage(FILE* f) {
+  fprintf(f,
+          "usage: dp-train [options]\n"
+          "Trains a model on Fashion-MNIST with DataParallel over the chosen devices.\n\n"
+          "  --model mlp|cnn         the models of torch_reference.py (default mlp)\n"
+          "  --epochs N              passes over the training set (default 5)\n"
+          "  --batch N               global batch, split over the devices (default 256)\n"
+          "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
+          "  --momentum X            SGD momentum (default 0.9)\n"
+          "  --optimizer sgd|adam    (default sgd)\n"
+          "  --seed N                weights and shuffling (default 0)\n"
+          "  --devices LIST          cpu:0,cpu:1 or cuda:0,cuda:1 or all (default all:\n"
+          "                          every GPU, else every CPU device)\n"
+          "  --output-device DEV     where outputs are gathered (default the first device)\n"
+          "  --chunk-sizes LIST      rows per device, summing to the batch (default even)\n"
+          "  --limit N               train on the first N samples only\n"
+          "  --data DIR              IDX files (default " FASHION_MNIST_DEFAULT_DIR
+          ")\n"
+          "  --checkpoint FILE       save model and optimizer (safetensors) after each epoch\n"
+          "  --resume FILE           continue from a checkpoint written by --checkpoint\n"
+          "  --eval-only FILE        evaluate the model in FILE on the test set and exit\n"
+          "  --metrics FILE          per-epoch CSV\n"
+          "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
+          "  --json                  a final JSON line with the results\n"
+          "  --quiet                 no progress output\n"
+          "  --help                  this text\n");
+}
+
+/* One-line error, exit 2. */
+static void bad_input(const char* fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void bad_input(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("dp-train: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(EXIT_BAD_INPUT);
+}
+
+static int64_t parse_int(const char* s, const char* what, int64_t lo, int64_t hi) {
+  char* end = NULL;
+  errno = 0;
+  const long long v = strtoll(s, &end, 10);
+  if (errno || !*s || *end || v < lo || v > hi) {
+    bad_input("%s = \"%s\" is not an integer between %lld and %lld", what, s, (long long)lo,
+              (long long)hi);
+  }
+  return v;
+}
+
+static double parse_double(const char* s, const char* what, double lo) {
+  char* end = NULL;
+  errno = 0;
+  const double v = strtod(s, &end);
+  if (errno || !*s || *end || !(v >= lo) || !isfinite(v)) {
+    bad_input("%s = \"%s\" is not a number >= %g", what, s, lo);
+  }
+  return v;
+}
+
+static void parse_options(int argc, char** argv, options* o) {
+  enum {
+    OPT_OUTPUT = 1000,
+    OPT_CHUNKS,
+    OPT_RESUME,
+    OPT_EVAL,
+    OPT_METRICS,
+    OPT_PLOT,
+    OPT_JSON,
+    OPT_QUIET,
+    OPT_OPTIMIZER,
+    OPT_MOMENTUM,
+    OPT_LIMIT,
+    OPT_DATA,
+    OPT_CHECKPOINT
+  };
+  static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
+                                           {"epochs", required_argument, NULL, 'e'},
+                                           {"batch", required_argument, NULL, 'b'},
+                                           {"lr", required_argument, NULL, 'l'},
+                                           {"momentum", required_argument, NULL, OPT_MOMENTUM},
+                                           {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+                                           {"seed", required_argument, NULL, 's'},
+                                           {"devices", required_argument, NULL, 'd'},
+                                           {"output-device", required_argument, NULL, OPT_OUTPUT},
+                                           {"chunk-sizes", required_argument, NULL, OPT_CHUNKS},
+                                           {"limit", required_argument, NULL, OPT_LIMIT},
+                                           {"data", required_argument, NULL, OPT_DATA},
+                                           {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+                                           {"resume", required_argument, NULL, OPT_RESUME},
+                                           {"eval-only", required_argument, NULL, OPT_EVAL},
+                                           {"metrics", required_argument, NULL, OPT_METRICS},
+                                           {"plot", required_argument, NULL, OPT_PLOT},
+                                           {"json", no_argument, NULL, OPT_JSON},
+                                           {"quiet", no_argument, NULL, OPT_QUIET},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {NULL, 0, NULL, 0}};
+  memset(o, 0, sizeof *o);
+  o->model = "mlp";
+  o->epochs = 5;
+  o->batch = 256;
+  o->lr = -1;
+  o->momentum = 0.9;
+  o->optimizer = "sgd";
+  o->devices = "all";
+  o->data = FASHION_MNIST_DEFAULT_DIR;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    switch (c) {
+      case 'm':
+        o->model = optarg;
+        break;
+      case 'e':
+        o->epochs = (int)parse_int(optarg, "--epochs", 0, 100000);
+        break;
+      case 'b':
+        o->batch = parse_int(optarg, "--batch", 1, INT64_MAX / 1024);
+        break;
+      case 'l':
+        o->lr = parse_double(optarg, "--lr", 0);
+        break;
+      case OPT_MOMENTUM:
+        o->momentum = parse_double(optarg, "--momentum", 0);
+        break;
+      case OPT_OPTIMIZER:
+        o->optimizer = optarg;
+        break;
+      case 's':
+        o->seed = (uint64_t)parse_int(optarg, "--seed", 0, INT64_MAX);
+        break;
+      case 'd':
+        o->devices = optarg;
+        break;
+      case OPT_OUTPUT:
+        o->output_device = optarg;
+        break;
+      case OPT_CHUNKS:
+        o->chunk_sizes = optarg;
+        break;
+      case OPT_LIMIT:
+        o->limit = parse_int(optarg, "--limit", 1, INT64_MAX);
+        break;
+      case OPT_DATA:
+        o->data = optarg;
+        break;
+      case OPT_CHECKPOINT:
+        o->checkpoint = optarg;
+        break;
+      case OPT_RESUME:
+        o->resume = optarg;
+        break;
+      case OPT_EVAL:
+        o->eval_only = optarg;
+        break;
+      case OPT_METRICS:
+        o->metrics = optarg;
+        break;
+      case OPT_PLOT:
+        o->plot = optarg;
+        break;
+      case OPT_JSON:
+        o->json = 1;
+        break;
+      case OPT_QUIET:
+        o->quiet = 1;
+        break;
+      case 'h':
+        usage(stdout);
+        exit(0);
+      case ':':
+        bad_input("option %s needs a value (see --help)", argv[optind - 1]);
+      default:
+        bad_input("unknown option \"%s\" (see --help)", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) bad_input("unexpected argument \"%s\" (see --help)", argv[optind]);
+  if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0) {
+    bad_input("--model = \"%s\": expected mlp or cnn", o->model);
+  }
+  if (strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0) {
+    bad_input("--optimizer = \"%s\": expected sgd or adam", o->optimizer);
+  }
+  if (o->lr < 0) o->lr = strcmp(o->optimizer, "sgd") == 0 ? 0.1 : 0.001;
+}
+
+/* "cpu:3" -> device; 0 on success. */
+static int parse_device(const char* s, dp_device* d) {
+  const char* colon = strchr(s, ':');
+  if (!colon || !colon[1]) return -1;
+  const size_t kind = (size_t)(colon - s);
+  if (kind == 3 && strncmp(s, "cpu", 3) == 0) {
+    d->type = DP_DEVICE_CPU;
+  } else if (kind == 4 && strncmp(s, "cuda", 4) == 0) {
+    d->type = DP_DEVICE_CUDA;
+  } else {
+    return -1;
+  }
+  char* end = NULL;
+  const long v = strtol(colon + 1, &end, 10);
+  if (*end || v < 0 || v > 1 << 20) return -1;
+  d->index = (int32_t)v;
+  return 0;
+}
+
+/* A comma-separated list into items (copied); returns the count. */
+static size_t split_list(const char* s, char items[][64], size_t max, const char* what) {
+  size_t n = 0;
+  const char* p = s;
+  while (*p) {
+    const char* comma = strchr(p, ',');
+    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (len == 0 || len >= 64) bad_input("%s = \"%s\" has an empty or overlong entry", what, s);
+    if (n == max) bad_input("%s = \"%s\" has more than %zu entries", what, s, max);
+    memcpy(items[n], p, len);
+    items[n][len] = '\0';
+    ++n;
+    p += len + (comma ? 1 : 0);
+    if (comma && !*p) bad_input("%s = \"%s\" ends with a comma", what, s);
+  }
+  if (n == 0) bad_input("%s is empty", what);
+  return n;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Small helpers                                                                     */
+
+static volatile sig_atomic_t interrupted = 0;
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Any library failure past option checking: the message, exit 1 (2 for bad input). */
+static void check(dp_result r, const char* what) {
+  if (r == DP_OK) return;
+  fprintf(stderr, "dp-train: %s: %s\n", what, dp_last_error());
+  exit(r == DP_ERR_INVALID_ARGUMENT || r == DP_ERR_OUT_OF_RANGE || r == DP_ERR_FORMAT ||
+               r == DP_ERR_IO
+           ? EXIT_BAD_INPUT
+           : 1);
+}
+
+static void on_log(void* user, dp_log_level level, const char* message) {
+  (void)user;
+  fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
+}
+
+/* splitmix64: the epoch's permutation depends only on (seed, epoch), so a resumed run
+   shuffles exactly as the uninterrupted one. */
+static uint64_t splitmix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static void permutation(size_t* perm, size_t n, uint64_t seed, int epoch) {
+  uint64_t state = seed * 1000003ull + (uint64_t)epoch;
+  for (size_t i = 0; i < n; ++i) perm[i] = i;
+  for (size_t i = n; i > 1; --i) {
+    const size_t j = (size_t)(splitmix(&state) % i);
+    const size_t t = perm[i - 1];
+    perm[i - 1] = perm[j];
+    perm[j] = t;
+  }
+}
+
+static const char* device_str(dp_device d, char* buf, size_t n) {
+  snprintf(buf, n, "%s:%d", d.type == DP_DEVICE_CPU ? "cpu" : "cuda", d.index);
+  return buf;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Evaluation                                                                        */
+
+typedef struct eval_result {
+  double loss;
+  double accuracy;
+} eval_result;
+
+/* Test loss and accuracy through the wrapper, in evaluation mode with grad off. */
+static eval_result evaluate(dp_context* ctx, dp_data_parallel* dpw, dp_module* model,
+                            const char* model_name, const fashion_split* test,
+                            dp_device input_dev) {
+  const int64_t eval_batch = 1000;
+  check(dp_module_train(model, 0), "eval mode");
+  const int previous = dp_set_grad_enabled(0);
+  double loss_sum = 0;
+  size_t correct = 0;
+  int64_t* predicted = (int64_t*)malloc((size_t)eval_batch * sizeof(int64_t));
+  for (size_t start = 0; start < test->n; start += (size_t)eval_batch) {
+    const int64_t b =
+        (int64_t)(test->n - start < (size_t)eval_batch ? test->n - start : (size_t)eval_batch);
+    int64_t shape[4];
+    const size_t nd = model_input_shape(model_name, b, shape);
+    dp_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL, *arg = NULL;
+    check(dp_tensor_from_data(ctx, DP_FLOAT32, shape, nd, test->images + start * FASHION_PIXELS,
+                              (size_t)b * FASHION_PIXELS * sizeof(float), input_dev, &x),
+          "test batch");
+    size_t n_out = 0;
+    check(dp_data_parallel_forward(dpw, &x, NULL, 1, &logits, 1, &n_out), "evaluation forward");
+    dp_device out_dev;
+    check(dp_tensor_device(logits, &out_dev), "device");
+    check(dp_tensor_from_data(ctx, DP_INT64, &shape[0], 1, test->labels + start,
+                              (size_t)b * sizeof(int64_t), out_dev, &y),
+          "test labels");
+    check(dp_op_cross_entropy(logits, y, &loss), "test loss");
+    float l = 0;
+    check(dp_tensor_to_host(loss, &l, sizeof l), "test loss");
+    loss_sum += (double)l * (double)b;
+    check(dp_op_argmax(logits, 1, &arg), "argmax");
+    check(dp_tensor_to_host(arg, predicted, (size_t)b * sizeof(int64_t)), "argmax");
+    for (int64_t i = 0; i < b; ++i) correct += predicted[i] == test->labels[start + (size_t)i];
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(logits);
+    dp_tensor_release(loss);
+    dp_tensor_release(arg);
+  }
+  free(predicted);
+  dp_set_grad_enabled(previous);
+  check(dp_module_train(model, 1), "train mode");
+  eval_result r = {loss_sum / (double)test->n, (double)correct / (double)test->n};
+  return r;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Reports: progress, metrics CSV, SVG plot                                          */
+
+typedef struct epoch_record {
+  int epoch;
+  double train_loss, test_loss, test_accuracy, samples_per_s, seconds;
+  dp_phase_times phases;
+  double optimizer_s;
+} epoch_record;
+
+static void progress(const options* o, int tty, int epoch, size_t done, size_t total, double loss,
+                     double rate, double elapsed) {
+  if (o->quiet) return;
+  if (tty) {
+    const int width = 30;
+    const int filled = total ? (int)((double)done / (double)total * width) : width;
+    const double eta = rate > 0 ? (double)(total - done) * o->batch / rate : 0;
+    fprintf(stderr, "\r  epoch %d/%d [", epoch, o->epochs);
+    for (int i = 0; i < width; ++i) fputc(i < filled ? '=' : (i == filled ? '>' : ' '), stderr);
+    fprintf(stderr, "] %zu/%zu  loss %.4f  %.1fk samples/s  ETA %.0fs  ", done, total, loss,
+            rate / 1000, eta);
+    if (done == total) fputc('\n', stderr);
+  } else {
+    fprintf(stderr, "  epoch %d/%d: %zu/%zu batches, loss %.4f, %.1fk samples/s, %.1fs\n", epoch,
+            o->epochs, done, total, loss, rate / 1000, elapsed);
+  }
+  fflush(stderr);
+}
+
+static void write_metrics(const char* path, const epoch_record* r, size_t n) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (!f) bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
+  fprintf(f,
+          "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds,scatter_s,"
+          "replicate_s,apply_s,gather_s,backward_s,reduce_s,optimizer_s\n");
+  for (size_t i = 0; i < n; ++i) {
+    fprintf(f, "%d,%.6f,%.6f,%.6f,%.1f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", r[i].epoch,
+            r[i].train_loss, r[i].test_loss, r[i].test_accuracy, r[i].samples_per_s, r[i].seconds,
+            r[i].phases.scatter, r[i].phases.replicate, r[i].phases.apply, r[i].phases.gather,
+            r[i].phases.backward, r[i].phases.reduce, r[i].optimizer_s);
+  }
+  if (fclose(f) != 0 || rename(tmp, path) != 0) {
+    bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
+  }
+}
+
+/* One panel: series (values over epochs) in a box at (x0, y0) of size w x h. */
+static void svg_panel(FILE* f, double x0, double y0, double w, double h, const char* title,
+                      const epoch_record* r, size_t n, const double* const* series,
+                      const char* const* names, const char* const* colors, size_t n_series,
+                      int percent) {
+  double lo = 1e300, hi = -1e300;
+  for (size_t s = 0; s < n_series; ++s) {
+    for (size_t i = 0; i < n; ++i) {
+      lo = fmin(lo, series[s][i]);
+      hi = fmax(hi, series[s][i]);
+    }
+  }
+  if (!(hi > lo)) {
+    hi = lo + 1;
+    lo -= 1;
+  }
+  const double pad = (hi - lo) * 0.08;
+  lo -= pad;
+  hi += pad;
+  fprintf(f, "<text x='%.0f' y='%.0f' font-size='15' font-weight='bold'>%s</text>\n", x0, y0 - 10,
+          title);
+  fprintf(f, "<rect x='%.0f' y='%.0f' width='%.0f' height='%.0f' fill='none' stroke='#999'/>\n", x0,
+          y0, w, h);
+  for (int t = 0; t <= 4; ++t) {
+    const double v = lo + (hi - lo) * t / 4.0;
+    const double y = y0 + h - h * t / 4.0;
+    fprintf(f, "<line x1='%.0f' y1='%.1f' x2='%.0f' y2='%.1f' stroke='#eee'/>\n", x0, y, x0 + w, y);
+    if (percent) {
+      fprintf(f, "<text x='%.0f' y='%.1f' font-size='11' text-anchor='end'>%.1f%%</text>\n", x0 - 6,
+              y + 4, v * 100);
+    } else {
+      fprintf(f, "<text x='%.0f' y='%.1f' font-size='11' text-anchor='end'>%.3f</text>\n", x0 - 6,
+              y + 4, v);
+    }
+  }
+  const double step = n > 1 ? w / (double)(n - 1) : 0;
+  for (size_t i = 0; i < n; ++i) {
+    fprintf(f, "<text x='%.1f' y='%.0f' font-size='11' text-anchor='middle'>%d</text>\n",
+            x0 + step * (double)i + (n > 1 ? 0 : w / 2), y0 + h + 16, r[i].epoch);
+  }
+  fprintf(f, "<text x='%.0f' y='%.0f' font-size='12' text-anchor='middle'>epoch</text>\n",
+          x0 + w / 2, y0 + h + 32);
+  for (size_t s = 0; s < n_series; ++s) {
+    fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='", colors[s]);
+    for (size_t i = 0; i < n; ++i) {
+      const double x = x0 + step * (double)i + (n > 1 ? 0 : w / 2);
+      const double y = y0 + h - (series[s][i] - lo) / (hi - lo) * h;
+      fprintf(f, "%.1f,%.1f ", x, y);
+    }
+    fprintf(f, "'/>\n");
+    for (size_t i = 0; i < n; ++i) {
+      const double x = x0 + step * (double)i + (n > 1 ? 0 : w / 2);
+      const double y = y0 + h - (series[s][i] - lo) / (hi - lo) * h;
+      fprintf(f, "<circle cx='%.1f' cy='%.1f' r='3' fill='%s'/>\n", x, y, colors[s]);
+    }
+    fprintf(f, "<rect x='%.0f' y='%.0f' width='12' height='3' fill='%s'/>",
+            x0 + 10 + 120 * (double)s, y0 + 12, colors[s]);
+    fprintf(f, "<text x='%.0f' y='%.0f' font-size='12'>%s</text>\n", x0 + 26 + 120 * (double)s,
+            y0 + 17, names[s]);
+  }
+}
+
+static void write_plot(const char* path, const options* o, const epoch_record* r, size_t n) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (!f) bad_input("cannot write --plot file %s: %s", path, strerror(errno));
+  double* train = (double*)malloc((n + 1) * sizeof(double));
+  double* test = (double*)malloc((n + 1) * sizeof(double));
+  double* acc = (double*)malloc((n + 1) * sizeof(double));
+  for (size_t i = 0; i < n; ++i) {
+    train[i] = r[i].train_loss;
+    test[i] = r[i].test_loss;
+    acc[i] = r[i].test_accuracy;
+  }
+  fprintf(f,
+          "<svg xmlns='http://www.w3.org/2000/svg' width='900' height='380' "
+          "font-family='sans-serif'>\n<rect width='900' height='380' fill='white'/>\n"
+          "<text x='450' y='24' font-size='16' text-anchor='middle'>dp-train: %s, batch %lld, "
+          "%s lr %g</text>\n",
+          o->model, (long long)o->batch, o->optimizer, o->lr);
+  const double* loss_series[2] = {train, test};
+  const char* loss_names[2] = {"train loss", "test loss"};
+  const char* loss_colors[2] = {"#1f77b4", "#d62728"};
+  svg_panel(f, 70, 70, 340, 240, "Loss", r, n, loss_series, loss_names, loss_colors, 2, 0);
+  const double* acc_series[1] = {acc};
+  const char* acc_names[1] = {"test accuracy"};
+  const char* acc_colors[1] = {"#2ca02c"};
+  svg_panel(f, 520, 70, 340, 240, "Test accuracy", r, n, acc_series, acc_names, acc_colors, 1, 1);
+  fprintf(f, "</svg>\n");
+  free(train);
+  free(test);
+  free(acc);
+  if (fclose(f) != 0 || rename(tmp, path) != 0) {
+    bad_input("cannot write --plot file %s: %s", path, strerror(errno));
+  }
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Main                                                                              */
+
+int main(int argc, char** argv) {
+  options o;
+  parse_options(argc, argv, &o);
+  const int tty = isatty(STDERR_FILENO);
+
+  /* Devices. */
+  dp_context_options co = DP_CONTEXT_OPTIONS_INIT;
+  co.seed = o.seed;
+  co.log_fn = o.quiet ? NULL : on_log;
+  dp_context* ctx = NULL;
+  check(dp_context_create(&co, &ctx), "creating the devices");
+  dp_device devices[MAX_DEVICES];
+  size_t n_devices = 0;
+  char items[MAX_DEVICES][64];
+  if (strcmp(o.devices, "all") != 0) {
+    n_devices = split_list(o.devices, items, MAX_DEVICES, "--devices");
+    for (size_t i = 0; i < n_devices; ++i) {
+      if (parse_device(items[i], &devices[i]) != 0) {
+        bad_input("--devices: \"%s\" is not a device (expected cpu:N or cuda:N)", items[i]);
+      }
+      int32_t count = 0;
+      dp_device_count(ctx, devices[i].type, &count);
+      if (devices[i].index >= count) {
+        bad_input("--devices: %s does not exist (%d %s devices)", items[i], count,
+                  devices[i].type == DP_DEVICE_CPU ? "CPU" : "CUDA");
+      }
+    }
+  } else {
+    int32_t ncuda = 0, ncpu = 0;
+    check(dp_device_count(ctx, DP_DEVICE_CUDA, &ncuda), "devices");
+    check(dp_device_count(ctx, DP_DEVICE_CPU, &ncpu), "devices");
+    const dp_device_type t = ncuda > 0 ? DP_DEVICE_CUDA : DP_DEVICE_CPU;
+    const int32_t n = ncuda > 0 ? ncuda : ncpu;
+    for (int32_t i = 0; i < n && i < MAX_DEVICES; ++i) {
+      devices[n_devices].type = t;
+      devices[n_devices++].index = i;
+    }
+  }
+  dp_device output_device = devices[0];
+  if (o.output_device && parse_device(o.output_device, &output_device) != 0) {
+    bad_input("--output-device = \"%s\" is not a device (expected cpu:N or cuda:N)",
+              o.output_device);
+  }
+  int64_t chunk_sizes[MAX_DEVICES];
+  size_t n_chunks = 0;
+  if (o.chunk_sizes) {
+    n_chunks = split_list(o.chunk_sizes, items, MAX_DEVICES, "--chunk-sizes");
+    int64_t sum = 0;
+    for (size_t i = 0; i < n_chunks; ++i) {
+      chunk_sizes[i] = parse_int(items[i], "--chunk-sizes entry", 0, INT64_MAX / 1024);
+      sum += chunk_sizes[i];
+    }
+    if (n_chunks != n_devices) {
+      bad_input("--chunk-sizes has %zu entries but there are %zu devices", n_chunks, n_devices);
+    }
+    if (sum != o.batch) {
+      bad_input("--chunk-sizes sum to %lld but --batch is %lld", (long long)sum,
+                (long long)o.batch);
+    }
+  }
+
+  /* Data. */
+  fashion_mnist data;
+  char err[1024];
+  if (fashion_mnist_load(o.data, o.eval_only ? 1 : (size_t)o.limit, &data, err, sizeof err) != 0) {
+    bad_input("%s (install Debian's dataset-fashion-mnist or pass --data DIR)", err);
+  }
+  if (!o.eval_only && data.train.n < (size_t)o.batch) {
+    bad_input("--batch %lld is larger than the %zu training samples", (long long)o.batch,
+              data.train.n);
+  }
+
+  /* Model, wrapper, optimizer. */
+  dp_module* model = NULL;
+  check(build_model(ctx, o.model, devices[0], &model), "building the model");
+  dp_data_parallel_options dpo = DP_DATA_PARALLEL_OPTIONS_INIT;
+  dpo.chunk_sizes = n_chunks ? chunk_sizes : NULL;
+  dpo.n_chunk_sizes = n_chunks;
+  dp_data_parallel* dpw = NULL;
+  check(dp_data_parallel_create(model, devices, n_devices, &output_device, 0, &dpo, &dpw),
+        "setting up DataParallel");
+  dp_optimizer* opt = NULL;
+  if (strcmp(o.optimizer, "sgd") == 0) {
+    dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+    so.lr = o.lr;
+    so.momentum = o.momentum;
+    check(dp_optimizer_sgd(model, &so, &opt), "optimizer");
+  } else {
+    dp_adam_options ao = DP_ADAM_OPTIONS_INIT;
+    ao.lr = o.lr;
+    check(dp_optimizer_adam(model, &ao, &opt), "optimizer");
+  }
+
+  char devs_json[MAX_DEVICES * 16] = "";
+  char devs_text[MAX_DEVICES * 16] = "";
+  for (size_t i = 0; i < n_devices; ++i) {
+    char d[32];
+    device_str(devices[i], d, sizeof d);
+    snprintf(devs_json + strlen(devs_json), sizeof devs_json - strlen(devs_json), "%s\"%s\"",
+             i ? "," : "", d);
+    snprintf(devs_text + strlen(devs_text), sizeof devs_text - strlen(devs_text), "%s%s",
+             i ? "," : "", d);
+  }
+
+  if (o.eval_only) {
+    if (dp_module_load(model, o.eval_only) != DP_OK) {
+      bad_input("cannot use --eval-only %s: %s", o.eval_only, dp_last_error());
+    }
+    const double t0 = now_seconds();
+    const eval_result e = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+    printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
+           o.eval_only, data.test.n, devs_text, e.loss, e.accuracy * 100);
+    if (o.json) {
+      printf(
+          "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": 0, \"test_accuracy\": %.4f, "
+          "\"test_loss\": %.4f, \"seconds\": %.3f}\n",
+          o.model, devs_json, e.accuracy, e.loss, now_seconds() - t0);
+    }
+    goto done;
+  }
+
+  int first_epoch = 1;
+  if (o.resume) {
+    char meta[64];
+    if (dp_checkpoint_metadata(o.resume, "model", meta, sizeof meta, NULL) == DP_OK &&
+        strcmp(meta, o.model) != 0) {
+      bad_input("--resume %s: the checkpoint is of model %s, not %s", o.resume, meta, o.model);
+    }
+    if (dp_checkpoint_load(model, opt, o.resume) != DP_OK) {
+      bad_input("cannot resume from %s: %s", o.resume, dp_last_error());
+    }
+    if (dp_checkpoint_metadata(o.resume, "epoch", meta, sizeof meta, NULL) != DP_OK) {
+      bad_input("--resume %s: the checkpoint records no epoch", o.resume);
+    }
+    first_epoch = (int)parse_int(meta, "checkpoint epoch", 0, 1000000) + 1;
+    if (!o.quiet)
+      fprintf(stderr, "dp-train: resuming after epoch %d from %s\n", first_epoch - 1, o.resume);
+  }
+
+  signal(SIGINT, on_sigint);
+  if (!o.quiet) {
+    fprintf(stderr, "dp-train: %s on %s, %zu training samples, batch %lld, %s lr %g\n", o.model,
+            devs_text, data.train.n, (long long)o.batch, o.optimizer, o.lr);
+  }
+
+  const size_t n_batches = data.train.n / (size_t)o.batch; /* as torch_reference.py */
+  size_t* perm = (size_t*)malloc(data.train.n * sizeof(size_t));
+  float* xbuf = (float*)malloc((size_t)o.batch * FASHION_PIXELS * sizeof(float));
+  int64_t* ybuf = (int64_t*)malloc((size_t)o.batch * sizeof(int64_t));
+  epoch_record* records = (epoch_record*)calloc((size_t)o.epochs + 1, sizeof(epoch_record));
+  if (!perm || !xbuf || !ybuf || !records) {
+    fprintf(stderr, "dp-train: out of memory\n");
+    return 1;
+  }
+  size_t n_records = 0;
+  double train_time = 0, total_samples = 0;
+  dp_phase_times phase_sum = {0, 0, 0, 0, 0, 0};
+  double optimizer_sum = 0;
+  const double run_start = now_seconds();
+  eval_result last_eval = {NAN, NAN};
+
+  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
+    permutation(perm, data.train.n, o.seed, epoch);
+    check(dp_data_parallel_reset_stats(dpw), "stats");
+    double loss_sum = 0, opt_time = 0, last_report = 0;
+    const double t0 = now_seconds();
+    for (size_t b = 0; b < n_batches; ++b) {
+      if (interrupted) {
+        fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s\n", epoch,
+                o.checkpoint ? "the last complete checkpoint is intact"
+                             : "no checkpoint was asked for");
+        return EXIT_INTERRUPTED;
+      }
+      for (int64_t i = 0; i < o.batch; ++i) {
+        const size_t s = perm[b * (size_t)o.batch + (size_t)i];
+        memcpy(xbuf + (size_t)i * FASHION_PIXELS, data.train.images + s * FASHION_PIXELS,
+               FASHION_PIXELS * sizeof(float));
+        ybuf[i] = data.train.labels[s];
+      }
+      int64_t shape[4];
+      const size_t nd = model_input_shape(o.model, o.batch, shape);
+      dp_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL;
+      check(dp_tensor_from_data(ctx, DP_FLOAT32, shape, nd, xbuf,
+                                (size_t)o.batch * FASHION_PIXELS * sizeof(float), devices[0], &x),
+            "batch");
+      size_t n_out = 0;
+      check(dp_data_parallel_forward(dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
+      check(dp_tensor_from_data(ctx, DP_INT64, shape, 1, ybuf, (size_t)o.batch * sizeof(int64_t),
+                                output_device, &y),
+            "labels");
+      check(dp_op_cross_entropy(logits, y, &loss), "loss");
+      check(dp_backward(loss, NULL, 0), "backward");
+      const double ts = now_seconds();
+      check(dp_optimizer_step(opt), "optimizer step");
+      check(dp_optimizer_zero_grad(opt), "zero_grad");
+      opt_time += now_seconds() - ts;
+      float l = 0;
+      check(dp_tensor_to_host(loss, &l, sizeof l), "loss");
+      loss_sum += l;
+      dp_tensor_release(x);
+      dp_tensor_release(y);
+      dp_tensor_release(logits);
+      dp_tensor_release(loss);
+      const double elapsed = now_seconds() - t0;
+      if (b + 1 == n_batches || (tty && elapsed - last_report > 0.1) ||
+          (!tty && (b + 1) % (n_batches / 10 + 1) == 0)) {
+        last_report = elapsed;
+        progress(&o, tty, epoch, b + 1, n_batches, loss_sum / (double)(b + 1),
+                 (double)(b + 1) * (double)o.batch / elapsed, elapsed);
+      }
+      if (!isfinite(l)) {
+        fprintf(stderr, "dp-train: the loss became %f in epoch %d; try a smaller --lr\n", l, epoch);
+        return 1;
+      }
+    }
+    const double seconds = now_seconds() - t0;
+    train_time += seconds;
+    total_samples += (double)n_batches * (double)o.batch;
+    dp_phase_times phases;
+    check(dp_data_parallel_stats(dpw, NULL, &phases, NULL), "stats");
+    last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+    epoch_record* r = &records[n_records++];
+    r->epoch = epoch;
+    r->train_loss = n_batches ? loss_sum / (double)n_batches : NAN;
+    r->test_loss = last_eval.loss;
+    r->test_accuracy = last_eval.accuracy;
+    r->seconds = seconds;
+    r->samples_per_s = seconds > 0 ? (double)n_batches * (double)o.batch / seconds : 0;
+    r->phases = phases;
+    r->optimizer_s = opt_time;
+    phase_sum.scatter += phases.scatter;
+    phase_sum.replicate += phases.replicate;
+    phase_sum.apply += phases.apply;
+    phase_sum.gather += phases.gather;
+    phase_sum.backward += phases.backward;
+    phase_sum.reduce += phases.reduce;
+    optimizer_sum += opt_time;
+    if (!o.quiet || !o.json) {
+      printf(
+          "epoch %d/%d  train loss %.4f  test loss %.4f  test accuracy %.2f%%  %.1fk samples/s  "
+          "%.1fs  [scatter %.2fs replicate %.2fs apply %.2fs gather %.2fs backward %.2fs reduce "
+          "%.2fs optimizer %.2fs]\n",
+          epoch, o.epochs, r->train_loss, r->test_loss, r->test_accuracy * 100,
+          r->samples_per_s / 1000, seconds, phases.scatter, phases.replicate, phases.apply,
+          phases.gather, phases.backward, phases.reduce, opt_time);
+      fflush(stdout);
+    }
+    if (o.checkpoint) {
+      char epoch_str[32], seed_str[32];
+      snprintf(epoch_str, sizeof epoch_str, "%d", epoch);
+      snprintf(seed_str, sizeof seed_str, "%llu", (unsigned long long)o.seed);
+      const dp_metadata_entry meta[4] = {
+          {"model", o.model}, {"epoch", epoch_str}, {"seed", seed_str}, {"optimizer", o.optimizer}};
+      check(dp_checkpoint_save(model, opt, o.checkpoint, meta, 4), "saving the checkpoint");
+    }
+    if (o.metrics) write_metrics(o.metrics, records, n_records);
+    if (o.plot) write_plot(o.plot, &o, records, n_records);
+  }
+  if (n_records == 0) last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+  if (o.json) {
+    printf(
+        "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": %d, \"batch\": %lld, "
+        "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": %.1f, "
+        "\"seconds\": %.3f, \"phases\": {\"scatter\": %.4f, \"replicate\": %.4f, \"apply\": "
+        "%.4f, \"gather\": %.4f, \"backward\": %.4f, \"reduce\": %.4f, \"optimizer\": %.4f}}\n",
+        o.model, devs_json, o.epochs, (long long)o.batch, last_eval.accuracy, last_eval.loss,
+        train_time > 0 ? total_samples / train_time : 0, now_seconds() - run_start,
+        phase_sum.scatter, phase_sum.replicate, phase_sum.apply, phase_sum.gather,
+        phase_sum.backward, phase_sum.reduce, optimizer_sum);
+  }
+  free(perm);
+  free(xbuf);
+  free(ybuf);
+  free(records);
+
+done:
+  dp_optimizer_release(opt);
+  dp_data_parallel_release(dpw);
+  dp_module_release(model);
+  dp_context_release(ctx);
+  fashion_mnist_free(&data);
+  return 0;
+}

@@ -1,0 +1,300 @@
+// DataParallel in C++: training equivalence with the single-device run, BatchNorm
+// statistics by value, CPU aliasing, coalesced buckets, the GPU imbalance rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "device/context.h"
+#include "error.h"
+#include "nn/layers.h"
+#include "ops/ops.h"
+#include "optim/optimizer.h"
+#include "parallel/comm.h"
+#include "parallel/data_parallel.h"
+#include "parallel/replicate.h"
+
+namespace dp {
+namespace {
+
+std::shared_ptr<Context> make_ctx(int devices) {
+  ContextOptions o;
+  o.cpu_devices = devices;
+  o.load_cuda = false;
+  o.seed = 7;
+  return Context::create(o);
+}
+
+std::shared_ptr<Module> mlp(const std::shared_ptr<Context>& ctx) {
+  auto s = std::make_shared<Sequential>(ctx);
+  s->append(std::make_shared<Linear>(ctx, 784, 512, true, cpu(0)));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 512, 256, true, cpu(0)));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 256, 10, true, cpu(0)));
+  return s;
+}
+
+std::shared_ptr<Module> cnn(const std::shared_ptr<Context>& ctx) {
+  auto s = std::make_shared<Sequential>(ctx);
+  s->append(std::make_shared<Conv2d>(ctx, 1, 32, 3, 3, 1, 1, 1, 1, true, cpu(0)));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
+  s->append(std::make_shared<Conv2d>(ctx, 32, 64, 3, 3, 1, 1, 1, 1, true, cpu(0)));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
+  s->append(std::make_shared<Flatten>(ctx, 1, -1));
+  s->append(std::make_shared<Linear>(ctx, 3136, 128, true, cpu(0)));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 128, 10, true, cpu(0)));
+  return s;
+}
+
+std::vector<float> host(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  ops::to_host(t, v.data());
+  return v;
+}
+
+// Copies every parameter of `from` into `to` (same structure).
+void copy_weights(const Module& from, Module& to) {
+  auto a = from.state(), b = to.state();
+  ASSERT_EQ(a.size(), b.size());
+  GradModeGuard no_grad(false);
+  for (size_t i = 0; i < a.size(); ++i) ops::copy_(b[i].second, a[i].second);
+}
+
+// |got - want| <= rtol * max|want| for the whole tensor: float32 sums in another order
+// differ by rounding relative to the tensor's scale, not to each element.
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rtol,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0;
+  for (float w : want) scale = std::max(scale, static_cast<double>(std::abs(w)));
+  double worst = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double d = std::abs(static_cast<double>(got[i]) - want[i]);
+    if (d > worst) {
+      worst = d;
+      at = i;
+    }
+  }
+  EXPECT_LE(worst, rtol * scale) << what << ": element " << at << " " << got[at] << " vs "
+                                 << want[at] << " (scale " << scale << ")";
+}
+
+struct Batch {
+  Tensor x, y;
+};
+
+std::vector<Batch> make_batches(const std::shared_ptr<Context>& ctx, bool image, int count,
+                                int64_t batch) {
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<Batch> out;
+  for (int k = 0; k < count; ++k) {
+    std::vector<float> x(static_cast<size_t>(batch * 784));
+    for (float& v : x) v = u(rng);
+    std::vector<int64_t> y(static_cast<size_t>(batch));
+    for (auto& v : y) v = static_cast<int64_t>(rng() % 10);
+    const Shape xs = image ? Shape{batch, 1, 28, 28} : Shape{batch, 784};
+    out.push_back({ops::from_host(ctx, xs, DType::kFloat32, cpu(0), x.data()),
+                   ops::from_host(ctx, {batch}, DType::kInt64, cpu(0), y.data())});
+  }
+  return out;
+}
+
+// Trains `model` for batches.size() SGD steps, through DataParallel over `devices` when
+// devices > 0 (else directly). Returns the first step's gradients and the final weights.
+std::pair<std::vector<std::vector<float>>, std::vector<std::vector<float>>> train(
+    const std::shared_ptr<Module>& model, int devices, const std::vector<Batch>& batches) {
+  std::unique_ptr<DataParallel> wrapper;
+  if (devices > 0) {
+    std::vector<Device> ids;
+    for (int i = 0; i < devices; ++i) ids.push_back(cpu(i));
+    wrapper = std::make_unique<DataParallel>(model, ids, std::nullopt, 0, DataParallelOptions{});
+  }
+  Sgd opt(model->parameters(), SgdOptions{0.05, 0.9, 0, 0, false});
+  std::vector<std::vector<float>> first_grads;
+  for (size_t step = 0; step < batches.size(); ++step) {
+    opt.zero_grad();
+    const Tensor out =
+        wrapper ? wrapper->forward({batches[step].x})[0] : (*model)({batches[step].x})[0];
+    backward({ops::cross_entropy(out, batches[step].y)}, {});
+    if (step == 0) {
+      for (const Tensor& p : model->parameters()) first_grads.push_back(host(p.grad()));
+    }
+    opt.step();
+  }
+  std::vector<std::vector<float>> weights;
+  for (const Tensor& p : model->parameters()) weights.push_back(host(p));
+  return {first_grads, weights};
+}
+
+void check_equivalence(bool image, int steps, int64_t batch) {
+  auto ctx = make_ctx(4);
+  auto make = [&] { return image ? cnn(ctx) : mlp(ctx); };
+  auto reference = make();
+  const auto batches = make_batches(ctx, image, steps, batch);
+  auto single = make();
+  copy_weights(*reference, *single);
+  const auto [grads1, weights1] = train(single, 0, batches);
+  for (int n = 1; n <= 4; ++n) {
+    SCOPED_TRACE(std::to_string(n) + " devices");
+    auto model = make();
+    copy_weights(*reference, *model);
+    const auto [grads, weights] = train(model, n, batches);
+    ASSERT_EQ(grads.size(), grads1.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      expect_close(grads[i], grads1[i], 1e-5, "first-step gradient " + std::to_string(i));
+    }
+    for (size_t i = 0; i < weights.size(); ++i) {
+      expect_close(weights[i], weights1[i], 1e-4, "weights after training " + std::to_string(i));
+    }
+  }
+}
+
+TEST(DataParallelTraining, MlpOnOneToFourDevicesMatchesTheSingleDeviceRun) {
+  check_equivalence(false, 20, 60);  // 60 rows: chunks 30/30, 20x3, 15x4
+}
+
+TEST(DataParallelTraining, CnnOnOneToFourDevicesMatchesTheSingleDeviceRun) {
+  check_equivalence(true, 20, 30);  // 30 rows: uneven chunks 8,8,8,6 on four devices
+}
+
+TEST(DataParallelTraining, AliasingAndCopyingCpuReplicasGiveIdenticalResults) {
+  auto ctx = make_ctx(2);
+  auto a = mlp(ctx), b = mlp(ctx);
+  copy_weights(*a, *b);
+  const auto batches = make_batches(ctx, false, 3, 32);
+  DataParallelOptions copy;
+  copy.alias_cpu = false;
+  DataParallel wa(a, {cpu(0), cpu(1)}, std::nullopt, 0, {});
+  DataParallel wb(b, {cpu(0), cpu(1)}, std::nullopt, 0, copy);
+  for (const Batch& batch : batches) {
+    backward({ops::cross_entropy(wa.forward({batch.x})[0], batch.y)}, {});
+    backward({ops::cross_entropy(wb.forward({batch.x})[0], batch.y)}, {});
+  }
+  const auto pa = a->parameters(), pb = b->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(host(pa[i].grad()), host(pb[i].grad()));
+}
+
+TEST(DataParallelReplicas, CpuReplicaParametersAreReadOnlyAliases) {
+  auto ctx = make_ctx(2);
+  auto model = mlp(ctx);
+  auto replicas = parallel::replicate(*model, {cpu(0), cpu(1)}, {}, nullptr);
+  ASSERT_EQ(replicas.size(), 2u);
+  EXPECT_EQ(replicas[0].get(), model.get());  // replica 0 is the original
+  const Tensor original = model->parameters()[0];
+  const Tensor copy = replicas[1]->parameters()[0];
+  EXPECT_EQ(copy.device(), cpu(1));
+  EXPECT_EQ(copy.data(), original.data());  // aliased, not copied
+  GradModeGuard no_grad(false);
+  try {
+    ops::fill_(copy, 0.0);
+    FAIL() << "an in-place write through a replica's alias must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kState);
+    EXPECT_NE(std::string(e.what()).find("aliases another device's memory"), std::string::npos);
+  }
+  EXPECT_EQ(host(original)[0], host(copy)[0]);  // nothing reached the original
+}
+
+TEST(DataParallelReplicas, BuffersAreCopiedNotAliased) {
+  auto ctx = make_ctx(2);
+  auto bn = std::make_shared<BatchNorm>(ctx, 1, 3, 1e-5, 0.1, cpu(0));
+  auto replicas = parallel::replicate(*bn, {cpu(0), cpu(1)}, {}, nullptr);
+  const Tensor mine = bn->buffer("running_mean"), theirs = replicas[1]->buffer("running_mean");
+  EXPECT_NE(mine.data(), theirs.data());
+  EXPECT_FALSE(theirs.read_only());
+  EXPECT_FALSE(theirs.requires_grad());
+}
+
+// BatchNorm1d statistics: replica 0's update persists by default; with buffer sync the
+// running statistics are the replicas' average, checked against values computed here.
+TEST(DataParallelBuffers, BatchNormStatisticsComeFromReplicaZeroOrTheAverage) {
+  for (BufferSync sync : {BufferSync::kNone, BufferSync::kAverage}) {
+    auto ctx = make_ctx(2);
+    auto bn = std::make_shared<BatchNorm>(ctx, 1, 2, 1e-5, 0.1, cpu(0));
+    // Rows: chunk 0 = rows 0-1, chunk 1 = rows 2-3.
+    std::vector<float> xv{1, 10, 3, 20, 5, 40, 11, 60};
+    Tensor x = ops::from_host(ctx, {4, 2}, DType::kFloat32, cpu(0), xv.data());
+    DataParallelOptions o;
+    o.buffer_sync = sync;
+    DataParallel w(bn, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+    w.forward({x});
+    const auto mean = host(bn->buffer("running_mean"));
+    const auto var = host(bn->buffer("running_var"));
+    // Per chunk: means (2, 15) and (8, 50); unbiased variances (2, 50) and (18, 200).
+    if (sync == BufferSync::kNone) {
+      EXPECT_NEAR(mean[0], 0.1 * 2, 1e-6);
+      EXPECT_NEAR(mean[1], 0.1 * 15, 1e-5);
+      EXPECT_NEAR(var[0], 0.9 + 0.1 * 2, 1e-5);
+      EXPECT_NEAR(var[1], 0.9 + 0.1 * 50, 1e-4);
+    } else {
+      EXPECT_NEAR(mean[0], 0.1 * (2 + 8) / 2, 1e-6);
+      EXPECT_NEAR(mean[1], 0.1 * (15 + 50) / 2, 1e-5);
+      EXPECT_NEAR(var[0], 0.9 + 0.1 * (2 + 18) / 2, 1e-5);
+      EXPECT_NEAR(var[1], 0.9 + 0.1 * (50 + 200) / 2, 1e-4);
+    }
+  }
+}
+
+TEST(DataParallelComm, BroadcastPacksTensorsIntoBucketsOfTheGivenSize) {
+  auto ctx = make_ctx(2);
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 5; ++i) ts.push_back(ops::full(ctx, {100}, DType::kFloat32, cpu(0), i + 1.0));
+  // 400 bytes each; buckets of 1000 bytes hold two tensors: 3 buckets.
+  auto out = comm::broadcast_coalesced(ts, {cpu(0), cpu(1)}, 1000, /*alias_cpu=*/false);
+  ASSERT_EQ(out[1].size(), 5u);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(out[1][i].device(), cpu(1));
+    EXPECT_EQ(host(out[1][i]), std::vector<float>(100, i + 1.0f));
+    EXPECT_TRUE(out[0][i].same(ts[i]) || out[0][i].data() == ts[i].data());
+  }
+  EXPECT_EQ(out[1][0].impl()->storage, out[1][1].impl()->storage);  // one bucket
+  EXPECT_NE(out[1][1].impl()->storage, out[1][2].impl()->storage);  // the next bucket
+  EXPECT_EQ(out[1][2].impl()->storage, out[1][3].impl()->storage);
+  EXPECT_NE(out[1][3].impl()->storage, out[1][4].impl()->storage);
+}
+
+TEST(DataParallelComm, ReduceAddSumsAcrossDevices) {
+  auto ctx = make_ctx(3);
+  std::vector<Tensor> parts;
+  for (int d = 0; d < 3; ++d)
+    parts.push_back(ops::full(ctx, {4}, DType::kFloat32, cpu(d), d + 1.0));
+  EXPECT_EQ(host(comm::reduce_add(parts, cpu(1))), std::vector<float>(4, 6.0f));
+  EXPECT_EQ(comm::reduce_add(parts, cpu(1)).device(), cpu(1));
+}
+
+TEST(DataParallelComm, ChunkSizesFollowTorchChunk) {
+  EXPECT_EQ(comm::chunk_sizes(10, 4), (std::vector<int64_t>{3, 3, 3, 1}));
+  EXPECT_EQ(comm::chunk_sizes(9, 4), (std::vector<int64_t>{3, 3, 3}));
+  EXPECT_EQ(comm::chunk_sizes(6, 4), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(comm::chunk_sizes(3, 4), (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(comm::chunk_sizes(9, 8), (std::vector<int64_t>{2, 2, 2, 2, 1}));
+  EXPECT_EQ(comm::chunk_sizes(0, 3), (std::vector<int64_t>{0, 0, 0}));
+}
+
+TEST(DataParallelImbalance, WarnsOnMemoryBelowThreeQuartersNamingBothGpus) {
+  const std::vector<Device> d{cuda(0), cuda(1)};
+  EXPECT_EQ(imbalance_warning(d, {80, 80}, {132, 132}), "");
+  EXPECT_EQ(imbalance_warning(d, {80, 61}, {132, 132}), "");  // 76%: balanced
+  const std::string w = imbalance_warning(d, {80, 40}, {132, 132});
+  EXPECT_NE(w.find("cuda:1 has less than 75% of the memory of cuda:0"), std::string::npos) << w;
+}
+
+TEST(DataParallelImbalance, ChecksMultiprocessorsOnlyWhenMemoryIsBalanced) {
+  const std::vector<Device> d{cuda(0), cuda(1)};
+  const std::string w = imbalance_warning(d, {80, 80}, {40, 132});
+  EXPECT_NE(w.find("cuda:0 has less than 75% of the multiprocessors of cuda:1"), std::string::npos)
+      << w;
+  // Memory unbalanced: the memory warning only.
+  EXPECT_EQ(imbalance_warning(d, {80, 20}, {40, 132}).find("multiprocessors"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dp
