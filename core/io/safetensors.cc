@@ -1,7 +1,9 @@
 #include "io/safetensors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -99,6 +101,9 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
   DP_CHECK(n <= size - 8, kFormat,
            name << ": header length " << n << " runs past the end of the file (" << size
                 << " bytes): truncated");
+  // A NUL would end nlohmann's input early and hide what follows it.
+  DP_CHECK(std::memchr(bytes + 8, '\0', n) == nullptr, kFormat,
+           name << ": the header contains a NUL byte");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes + 8, bytes + 8 + n);
@@ -109,6 +114,7 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
   const char* data = bytes + 8 + n;
   const uint64_t data_size = size - 8 - n;
   std::map<std::string, SafetensorsEntry> out;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // every entry's [begin, end)
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& key = it.key();
     const nlohmann::json& v = it.value();
@@ -156,16 +162,39 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
              name << ": entry \"" << key << "\" holds " << end - begin << " bytes but shape "
                   << shape_str(e.shape) << " of " << dtype_name(e.dtype) << " needs " << want);
     e.data.assign(data + begin, data + end);
+    spans.emplace_back(begin, end);
     out.emplace(key, std::move(e));
   }
+  // As the reference implementation: the entries tile the data section exactly, with no
+  // gap, overlap or trailing bytes (a header length off by a few bytes would otherwise
+  // read every tensor shifted).
+  std::sort(spans.begin(), spans.end());
+  uint64_t expect = 0;
+  for (const auto& [b, e] : spans) {
+    DP_CHECK(b == expect, kFormat,
+             name << ": the entries' data_offsets leave a gap or overlap at byte " << expect
+                  << " of the data (an entry starts at " << b << ")");
+    expect = e;
+  }
+  DP_CHECK(expect == data_size, kFormat,
+           name << ": the entries cover " << expect << " bytes but the data section has "
+                << data_size << " (corrupt header length or trailing bytes)");
   return out;
 }
 
 std::map<std::string, SafetensorsEntry> load_safetensors(
     const std::string& path, std::map<std::string, std::string>* metadata) {
+  std::error_code ec;
+  DP_CHECK(!std::filesystem::is_directory(path, ec), kIo,
+           "cannot read \"" << path << "\": it is a directory");
   std::ifstream f(path, std::ios::binary);
   DP_CHECK(f.good(), kIo, "cannot open \"" << path << "\": " << std::strerror(errno));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<char> bytes;
+  try {
+    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {
+    DP_THROW(kIo, "reading \"" << path << "\" failed: " << e.what());
+  }
   DP_CHECK(!f.bad(), kIo, "reading \"" << path << "\" failed");
   return parse_safetensors(bytes.data(), bytes.size(), "\"" + path + "\"", metadata);
 }

@@ -19,7 +19,12 @@ void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
   DP_CHECK(!ids.empty(), kInvalidArgument, "device_ids is empty");
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string what = "device_ids[" + std::to_string(i) + "]";
-    ctx.check_device(ids[i], what.c_str());
+    // SPEC section 2: a device id out of range is an invalid argument of the wrapper.
+    try {
+      ctx.check_device(ids[i], what.c_str());
+    } catch (const Error& e) {
+      throw Error(Code::kInvalidArgument, e.what());
+    }
     DP_CHECK(ids[i].type == ids[0].type, kInvalidArgument,
              what << " = " << ids[i].str()
                   << " is not of the same type as device_ids[0] = " << ids[0].str());
@@ -44,7 +49,11 @@ DataParallel::DataParallel(std::shared_ptr<Module> module, std::vector<Device> d
   if (device_ids_.empty()) device_ids_ = ctx->default_devices();
   check_device_ids(*ctx, device_ids_);
   output_device_ = output_device.value_or(device_ids_[0]);
-  ctx->check_device(output_device_, "output_device");
+  try {
+    ctx->check_device(output_device_, "output_device");
+  } catch (const Error& e) {
+    throw Error(Code::kInvalidArgument, e.what());
+  }
   if (!options_.chunk_sizes.empty()) {
     DP_CHECK(options_.chunk_sizes.size() == device_ids_.size(), kInvalidArgument,
              "chunk_sizes has " << options_.chunk_sizes.size() << " entries but there are "
@@ -98,7 +107,7 @@ void DataParallel::check_module_device() const {
   for (const auto& [name, t] : module_->state()) {
     DP_CHECK(t.device() == want, kDeviceMismatch,
              "module must have its parameters and buffers on device "
-                 << want.str() << " (device_ids[0)) but found \"" << name << "\" on "
+                 << want.str() << " (device_ids[0]) but found \"" << name << "\" on "
                  << t.device().str());
   }
 }
@@ -123,25 +132,32 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     PhaseTimer timer(stats_.get(), Phase::kApply);
     return {ctx->run(device_ids_[0], [&] { return module_->forward(scattered.inputs[0]); })};
   }
+  // With explicit chunk sizes device_ids[0] may get no rows: the module (which lives
+  // there) is still replica 0 of the broadcast, but only the others run.
+  const bool skip_first = scattered.devices[0] != device_ids_[0];
+  std::vector<Device> replica_devices = scattered.devices;
+  if (skip_first) replica_devices.insert(replica_devices.begin(), device_ids_[0]);
   std::vector<std::shared_ptr<Module>> replicas;
   const bool cacheable = options_.cache_replicas && !GradMode::enabled();
-  if (cacheable && cached_devices_ == scattered.devices &&
+  if (cacheable && cached_devices_ == replica_devices &&
       cached_versions_ == parallel::state_versions(*module_)) {
     replicas = cached_replicas_;
   } else {
     parallel::ReplicateOptions ro;
     ro.bucket_bytes = options_.bucket_bytes;
     ro.alias_cpu = options_.alias_cpu;
-    replicas = parallel::replicate(*module_, scattered.devices, ro, stats_);
+    replicas = parallel::replicate(*module_, replica_devices, ro, stats_);
     if (cacheable) {
       cached_replicas_ = replicas;
-      cached_devices_ = scattered.devices;
+      cached_devices_ = replica_devices;
       cached_versions_ = parallel::state_versions(*module_);
     } else {
       cached_replicas_.clear();
     }
   }
-  auto outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, stats_);
+  std::vector<std::shared_ptr<Module>> running = replicas;
+  if (skip_first) running.erase(running.begin());
+  auto outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
   if (options_.buffer_sync == BufferSync::kAverage && module_->is_training())
     sync_buffers(replicas);
   if (cacheable) {
@@ -153,17 +169,17 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
 }
 
 void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas) {
-  // The original's floating buffers become the mean over replicas (replica 0 is the
-  // original); integer buffers (num_batches_tracked) keep replica 0's count.
+  // The original's floating buffers become the mean over the replicas that ran (replica 0
+  // is the original itself); integer buffers (num_batches_tracked) keep its own count.
   GradModeGuard no_grad(false);
   const auto mine = module_->named_buffers();
   std::vector<Module::Named> theirs;
-  for (size_t r = 1; r < replicas.size(); ++r) theirs.push_back(replicas[r]->named_buffers());
+  for (const auto& r : replicas) theirs.push_back(r->named_buffers());
   const double scale = 1.0 / static_cast<double>(replicas.size());
   for (size_t j = 0; j < mine.size(); ++j) {
     const Tensor& b = mine[j].second;
     if (!is_floating(b.dtype())) continue;
-    std::vector<Tensor> all{b};
+    std::vector<Tensor> all;
     for (const auto& list : theirs) all.push_back(list[j].second);
     Tensor sum = comm::reduce_add(all, b.device());
     ops::copy_(b, sum);

@@ -14,11 +14,17 @@ namespace {
 class BroadcastBackward final : public Node {
  public:
   // Outputs are ordered device by device (devices other than the source), tensor by tensor.
-  BroadcastBackward(Device source, size_t tensors, size_t copies, std::shared_ptr<PhaseStats> stats)
-      : Node(source, static_cast<uint32_t>(tensors * copies)),
-        tensors_(tensors),
+  BroadcastBackward(Device source, const std::vector<Tensor>& originals, size_t copies,
+                    std::shared_ptr<PhaseStats> stats)
+      : Node(source, static_cast<uint32_t>(originals.size() * copies)),
+        tensors_(originals.size()),
         copies_(copies),
-        stats_(std::move(stats)) {}
+        stats_(std::move(stats)) {
+    for (const Tensor& t : originals) {
+      shapes_.push_back(t.shape());
+      dtypes_.push_back(t.dtype());
+    }
+  }
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     if (stats_) stats_->backward_reached_reduce();
     PhaseTimer timer(stats_.get(), Phase::kReduce);
@@ -26,12 +32,26 @@ class BroadcastBackward final : public Node {
     for (size_t c = 0; c < copies_; ++c) {
       per_device[c].assign(grads.begin() + c * tensors_, grads.begin() + (c + 1) * tensors_);
     }
-    return comm::reduce_add_coalesced(per_device, device_);
+    std::vector<Tensor> sums = comm::reduce_add_coalesced(per_device, device_);
+    // A tensor no replica used still gets a (zero) gradient, as in PyTorch.
+    for (size_t j = 0; j < sums.size(); ++j) {
+      if (!sums[j].defined() && next_edges_[j].valid()) {
+        for (const Tensor& g : grads) {
+          if (g.defined()) {
+            sums[j] = ops::zeros(g.context(), shapes_[j], dtypes_[j], device_);
+            break;
+          }
+        }
+      }
+    }
+    return sums;
   }
   const char* name() const override { return "BroadcastBackward"; }
 
  private:
   size_t tensors_, copies_;
+  std::vector<Shape> shapes_;
+  std::vector<DType> dtypes_;
   std::shared_ptr<PhaseStats> stats_;
 };
 
@@ -109,7 +129,7 @@ std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,
   if (others.empty()) return out;
   std::vector<const Tensor*> inputs;
   for (const Tensor& t : tensors) inputs.push_back(&t);
-  auto node = make_node<BroadcastBackward>(inputs, src, tensors.size(), others.size(), stats);
+  auto node = make_node<BroadcastBackward>(inputs, src, tensors, others.size(), stats);
   // make_node gave one edge per tensor; the gradient of copy c of tensor j is output
   // c * n + j, and all of them flow to tensor j's edge: BroadcastBackward's outputs are
   // one per tensor (reduce_add_coalesced), matching those edges.

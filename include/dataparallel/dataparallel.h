@@ -719,8 +719,9 @@ typedef struct dp_data_parallel_options {
  * device_ids[0]; dim: the batch dimension. options may be NULL. The module must have its
  * parameters on device_ids[0] when forward runs; with exactly one device it is moved
  * there now. With unbalanced GPUs a warning goes to the log callback.
- * Errors: DP_ERR_INVALID_ARGUMENT (empty or duplicate device list, bad option; the
- * message names the device or field), DP_ERR_OUT_OF_RANGE (a device that does not exist).
+ * Errors: DP_ERR_INVALID_ARGUMENT for an empty list, a duplicate id, an id of a device
+ * that does not exist (SPEC: all are invalid arguments; the message names the id) or a
+ * bad option (named).
  */
 DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids,
                                             size_t n_devices, const dp_device* output_device,
