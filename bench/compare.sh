@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Throughput of dp-train against PyTorch on this machine: runs dp-train (DataParallel over
+# 1 and over all CPU devices) and shared/bench/torch_reference.py (1 process with 1 and 2
+# threads, DistributedDataParallel with one process per core) alternately, R rounds each,
+# the same model, epochs, batch and data, and prints a table of the median samples/s and
+# the ratio to PyTorch's best configuration.
+#
+#   bench/compare.sh [--model mlp|cnn] [--epochs N] [--batch N] [--lr X] [--rounds R]
+#                    [--limit N] [--build DIR] [--torch-reference FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+model=mlp epochs=1 batch=256 lr="" rounds=3 limit=0 build=build
+ref=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --model) model=$2; shift 2 ;;
+    --epochs) epochs=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    --lr) lr=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --limit) limit=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --torch-reference) ref=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$lr" ]; then lr=$([ "$model" = cnn ] && echo 0.05 || echo 0.1); fi
+if [ -z "$ref" ]; then
+  for candidate in ../shared/bench/torch_reference.py shared/bench/torch_reference.py; do
+    if [ -f "$candidate" ]; then ref=$candidate; break; fi
+  done
+fi
+[ -n "$ref" ] || { echo "compare.sh: torch_reference.py not found (--torch-reference FILE)" >&2; exit 2; }
+[ -x "$build/bin/dp-train" ] || { echo "compare.sh: build dp-train first ($build/bin/dp-train)" >&2; exit 2; }
+cpus=$(nproc)
+devices_all=$(seq -s, -f "cpu:%g" 0 $((cpus - 1)))
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+limit_args=()
+if [ "$limit" != 0 ]; then limit_args=(--limit "$limit"); fi
+
+for round in $(seq 1 "$rounds"); do
+  echo "round $round/$rounds: dp-train" >&2
+  for devs in cpu:0 "$devices_all"; do
+    "$build/bin/dp-train" --model "$model" --epochs "$epochs" --batch "$batch" --lr "$lr" \
+      --devices "$devs" --quiet --json "${limit_args[@]}" | tail -n 1 |
+      sed "s/^/dp\t$devs\t/" >> "$log"
+  done
+  echo "round $round/$rounds: torch_reference.py" >&2
+  /usr/bin/python3 "$ref" --model "$model" --epochs "$epochs" --batch "$batch" --lr "$lr" \
+    "${limit_args[@]}" --configs "1proc-1thread,1proc-2thread,ddp-2x$((cpus / 2 > 0 ? cpus / 2 : 1))" 2>/dev/null |
+    sed "s/^/torch\t-\t/" >> "$log"
+done
+
+/usr/bin/python3 - "$log" "$model" "$epochs" "$batch" "$rounds" <<'PY'
+import json, statistics, sys
+log, model, epochs, batch, rounds = sys.argv[1:]
+runs = {}
+acc = {}
+for line in open(log):
+    impl, devs, payload = line.rstrip("\n").split("\t", 2)
+    j = json.loads(payload)
+    if impl == "dp":
+        n = len(j["devices"])
+        key = f"dp-train, DataParallel over {n} CPU device{'s' if n > 1 else ''}"
+        runs.setdefault(key, []).append(j["samples_per_s"])
+        acc.setdefault(key, []).append(j["test_accuracy"])
+    else:
+        key = f"PyTorch {j['config']}"
+        runs.setdefault(key, []).append(j["samples_per_s"])
+        acc.setdefault(key, []).append(j["test_accuracy"])
+med = {k: statistics.median(v) for k, v in runs.items()}
+best_torch = max((v, k) for k, v in med.items() if k.startswith("PyTorch"))
+print(f"model {model}, {epochs} epoch(s), batch {batch}, {rounds} round(s) each, median samples/s")
+print(f"{'configuration':48} {'samples/s':>10} {'vs best torch':>14} {'test acc':>9}")
+for k in sorted(med, key=lambda k: (not k.startswith("dp"), k)):
+    print(f"{k:48} {med[k]:10.0f} {med[k] / best_torch[0]:13.2f}x {statistics.median(acc[k]) * 100:8.2f}%")
+print(f"best PyTorch configuration: {best_torch[1]} ({best_torch[0]:.0f} samples/s)")
+PY
