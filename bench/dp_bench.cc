@@ -12,7 +12,6 @@
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
 #include <dataparallel/dataparallel.h>
 #include <dnnl.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +28,8 @@ extern "C" {
 #include "fashion_mnist.h"
 #include "models.h"
 }
+
+extern "C" void omp_set_num_threads(int);  // GNU OpenMP, oneDNN's threads
 
 namespace {
 
@@ -67,15 +68,19 @@ dp_context* make_context(int cpus) {
   return ctx;
 }
 
-dp_device cpu(int i) { return dp_device{DP_DEVICE_CPU, i}; }
+dp_device cpu(int i) {
+  return dp_device{DP_DEVICE_CPU, i};
+}
 
 dp_tensor* random_tensor(dp_context* ctx, std::vector<int64_t> shape, dp_device d, unsigned seed) {
   size_t n = 1;
   for (int64_t s : shape) n *= static_cast<size_t>(s);
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 2654435761u + seed) % 1000) / 1000.0 - 0.5);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>(((i * 2654435761u + seed) % 1000) / 1000.0 - 0.5);
   dp_tensor* t = nullptr;
-  ok(dp_tensor_from_data(ctx, DP_FLOAT32, shape.data(), shape.size(), v.data(), n * 4, d, &t), "tensor");
+  ok(dp_tensor_from_data(ctx, DP_FLOAT32, shape.data(), shape.size(), v.data(), n * 4, d, &t),
+     "tensor");
   return t;
 }
 
@@ -83,8 +88,8 @@ dp_tensor* random_tensor(dp_context* ctx, std::vector<int64_t> shape, dp_device 
 
 void bench_sgemm() {
   dp_context* ctx = make_context(1);
-  const int64_t shapes[][3] = {{1024, 1024, 1024}, {256, 784, 512}, {256, 512, 256}, {256, 256, 10},
-                               {512, 256, 784}};
+  const int64_t shapes[][3] = {
+      {1024, 1024, 1024}, {256, 784, 512}, {256, 512, 256}, {256, 256, 10}, {512, 256, 784}};
   for (const auto& s : shapes) {
     const int64_t M = s[0], K = s[1], N = s[2];
     dp_tensor* a = random_tensor(ctx, {M, K}, cpu(0), 1);
@@ -106,16 +111,15 @@ void bench_sgemm() {
     std::thread([&] {
       omp_set_num_threads(1);
       t_ref = median_seconds(
-          [&] {
-            dnnl_sgemm('N', 'N', M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N);
-          },
+          [&] { dnnl_sgemm('N', 'N', M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N); },
           5, reps);
     }).join();
     const double flop = 2.0 * static_cast<double>(M * N * K);
     std::printf(
         "{\"bench\": \"sgemm\", \"m\": %lld, \"k\": %lld, \"n\": %lld, \"dp_gflops\": %.1f, "
         "\"dnnl_sgemm_gflops\": %.1f, \"ratio\": %.3f}\n",
-        (long long)M, (long long)K, (long long)N, flop / t_dp / 1e9, flop / t_ref / 1e9, t_ref / t_dp);
+        (long long)M, (long long)K, (long long)N, flop / t_dp / 1e9, flop / t_ref / 1e9,
+        t_ref / t_dp);
     std::fflush(stdout);
     dp_tensor_release(a);
     dp_tensor_release(b);
@@ -138,7 +142,8 @@ void bench_copy() {
   const double t_ref = median_seconds([&] { std::memcpy(b.data(), a.data(), a.size()); }, 3, 20);
   const double bytes = static_cast<double>(n) * 4;
   std::printf(
-      "{\"bench\": \"copy_cpu0_to_cpu1\", \"bytes\": %.0f, \"dp_gb_s\": %.2f, \"memcpy_gb_s\": %.2f, "
+      "{\"bench\": \"copy_cpu0_to_cpu1\", \"bytes\": %.0f, \"dp_gb_s\": %.2f, \"memcpy_gb_s\": "
+      "%.2f, "
       "\"ratio\": %.3f}\n",
       bytes, bytes / t_dp / 1e9, bytes / t_ref / 1e9, t_ref / t_dp);
   std::fflush(stdout);
@@ -165,15 +170,16 @@ Data load_data(size_t limit) {
   d.fm.train.n = n;
   d.fm.train.images = static_cast<float*>(std::malloc(n * FASHION_PIXELS * sizeof(float)));
   d.fm.train.labels = static_cast<int64_t*>(std::malloc(n * sizeof(int64_t)));
-  for (size_t i = 0; i < n * FASHION_PIXELS; ++i) d.fm.train.images[i] = ((i * 2654435761u) % 256) / 255.f;
+  for (size_t i = 0; i < n * FASHION_PIXELS; ++i)
+    d.fm.train.images[i] = ((i * 2654435761u) % 256) / 255.f;
   for (size_t i = 0; i < n; ++i) d.fm.train.labels[i] = static_cast<int64_t>(i % 10);
   return d;
 }
 
 // Training samples/s over `steps` batches (after 5 warm-up steps), the loop as
 // torch_reference.py times it: batch assembly, forward, loss, backward, step.
-double train_rate(const Data& data, const char* model_name, int devices, bool wrapper, int64_t batch,
-                  int steps) {
+double train_rate(const Data& data, const char* model_name, int devices, bool wrapper,
+                  int64_t batch, int steps) {
   dp_context* ctx = make_context(std::max(devices, 2));
   dp_module* model = nullptr;
   ok(build_model(ctx, model_name, cpu(0), &model), "model");
@@ -181,7 +187,8 @@ double train_rate(const Data& data, const char* model_name, int devices, bool wr
   if (wrapper) {
     std::vector<dp_device> ids;
     for (int i = 0; i < devices; ++i) ids.push_back(cpu(i));
-    ok(dp_data_parallel_create(model, ids.data(), ids.size(), nullptr, 0, nullptr, &dpw), "wrapper");
+    ok(dp_data_parallel_create(model, ids.data(), ids.size(), nullptr, 0, nullptr, &dpw),
+       "wrapper");
   }
   dp_sgd_options so = DP_SGD_OPTIONS_INIT;
   so.lr = 0.05;
@@ -196,8 +203,8 @@ double train_rate(const Data& data, const char* model_name, int devices, bool wr
     if (step == 5) t0 = now();
     for (int64_t i = 0; i < batch; ++i) {
       const size_t s = (static_cast<size_t>(step * batch + i) * 2654435761u) % n;
-      std::memcpy(&x[static_cast<size_t>(i) * FASHION_PIXELS], data.fm.train.images + s * FASHION_PIXELS,
-                  FASHION_PIXELS * sizeof(float));
+      std::memcpy(&x[static_cast<size_t>(i) * FASHION_PIXELS],
+                  data.fm.train.images + s * FASHION_PIXELS, FASHION_PIXELS * sizeof(float));
       y[static_cast<size_t>(i)] = data.fm.train.labels[s];
     }
     int64_t shape[4];

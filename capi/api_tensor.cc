@@ -69,8 +69,9 @@ size_t dp_dtype_size(dp_dtype dtype) {
       return 8;
     case DP_INT64:
       return 8;
+    default:
+      return 0;
   }
-  return 0;
 }
 
 dp_result dp_tensor_zeros(dp_context* ctx, dp_dtype dtype, const int64_t* shape, size_t ndim,

@@ -84,8 +84,9 @@ const char* dp_result_string(dp_result result) {
       return "callback failed";
     case DP_ERR_INTERNAL:
       return "internal error";
+    default:
+      return "unknown result code";
   }
-  return "unknown result code";
 }
 
 uint32_t dp_version_number(void) {

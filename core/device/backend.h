@@ -79,7 +79,7 @@ struct AdamParams {
 // Services the core offers a backend.
 struct BackendHost {
   // Throws the core's error with `code` (a dp::Code value). Never returns.
-  [[noreturn]] void (*raise)(int code, const char* message);
+  void (*raise)(int code, const char* message);
   // Sends a message to the context's log callback (level: a dp_log_level value).
   void (*log)(void* log_state, int level, const char* message);
   void* log_state;

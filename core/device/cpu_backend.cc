@@ -9,6 +9,7 @@
 #include "device/cpu_dnnl.h"
 #include "device/cpu_loops.h"
 #include "device/cpu_reference.h"
+#include "device/fault.h"
 #include "error.h"
 
 namespace dp {
@@ -101,6 +102,8 @@ size_t CpuBackend::primitive_cache_size(int dev) const {
 }
 
 void* CpuBackend::allocate(int dev, size_t nbytes) {
+  DP_CHECK(!fault::allocation_fails(), kOutOfMemory,
+           "cpu:" << dev << " could not allocate " << nbytes << " bytes (injected fault)");
   void* p = caches_[dev]->allocate(nbytes);
   DP_CHECK(p != nullptr, kOutOfMemory,
            "cpu:" << dev << " could not allocate " << nbytes << " bytes");

@@ -1,7 +1,5 @@
 #include "device/cpu_dnnl.h"
 
-#include <omp.h>
-
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +9,10 @@
 #include <vector>
 
 #include "error.h"
+
+// From GNU OpenMP (libgomp), which Debian's oneDNN uses for its threads. Declared here
+// rather than through <omp.h>, which not every compiler of this project ships.
+extern "C" void omp_set_num_threads(int);
 
 namespace dp::dnnl_cpu {
 

@@ -1,5 +1,6 @@
 #include "io/checkpoint.h"
 
+#include <cstring>
 #include <set>
 
 #include "autograd/grad_mode.h"
@@ -115,8 +116,8 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
       for (const Optimizer::Slot& s : optimizer->slots(i)) {
         auto e = entries.find(slot_name(i, s.name));
         if (s.count) {
-          *s.count =
-              e == entries.end() ? 0 : *reinterpret_cast<const int64_t*>(e->second.data.data());
+          *s.count = 0;
+          if (e != entries.end()) std::memcpy(s.count, e->second.data.data(), sizeof(int64_t));
         } else if (e == entries.end()) {
           *s.buffer = Tensor();
         } else {

@@ -635,6 +635,11 @@ int main(int argc, char** argv) {
              i ? "," : "", d);
   }
 
+  int exit_code = 0;
+  size_t* perm = NULL;
+  float* xbuf = NULL;
+  int64_t* ybuf = NULL;
+  epoch_record* records = NULL;
   if (o.eval_only) {
     if (dp_module_load(model, o.eval_only) != DP_OK) {
       bad_input("cannot use --eval-only %s: %s", o.eval_only, dp_last_error());
@@ -677,13 +682,14 @@ int main(int argc, char** argv) {
   }
 
   const size_t n_batches = data.train.n / (size_t)o.batch; /* as torch_reference.py */
-  size_t* perm = (size_t*)malloc(data.train.n * sizeof(size_t));
-  float* xbuf = (float*)malloc((size_t)o.batch * FASHION_PIXELS * sizeof(float));
-  int64_t* ybuf = (int64_t*)malloc((size_t)o.batch * sizeof(int64_t));
-  epoch_record* records = (epoch_record*)calloc((size_t)o.epochs + 1, sizeof(epoch_record));
+  perm = (size_t*)malloc(data.train.n * sizeof(size_t));
+  xbuf = (float*)malloc((size_t)o.batch * FASHION_PIXELS * sizeof(float));
+  ybuf = (int64_t*)malloc((size_t)o.batch * sizeof(int64_t));
+  records = (epoch_record*)calloc((size_t)o.epochs + 1, sizeof(epoch_record));
   if (!perm || !xbuf || !ybuf || !records) {
     fprintf(stderr, "dp-train: out of memory\n");
-    return 1;
+    exit_code = 1;
+    goto done;
   }
   size_t n_records = 0;
   double train_time = 0, total_samples = 0;
@@ -692,7 +698,7 @@ int main(int argc, char** argv) {
   const double run_start = now_seconds();
   eval_result last_eval = {NAN, NAN};
 
-  for (int epoch = first_epoch; epoch <= o.epochs; ++epoch) {
+  for (int epoch = first_epoch; epoch <= o.epochs && exit_code == 0; ++epoch) {
     permutation(perm, data.train.n, o.seed, epoch);
     check(dp_data_parallel_reset_stats(dpw), "stats");
     double loss_sum = 0, opt_time = 0, last_report = 0;
@@ -702,7 +708,8 @@ int main(int argc, char** argv) {
         fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s\n", epoch,
                 o.checkpoint ? "the last complete checkpoint is intact"
                              : "no checkpoint was asked for");
-        return EXIT_INTERRUPTED;
+        exit_code = EXIT_INTERRUPTED;
+        break;
       }
       for (int64_t i = 0; i < o.batch; ++i) {
         const size_t s = perm[b * (size_t)o.batch + (size_t)i];
@@ -743,9 +750,11 @@ int main(int argc, char** argv) {
       }
       if (!isfinite(l)) {
         fprintf(stderr, "dp-train: the loss became %f in epoch %d; try a smaller --lr\n", l, epoch);
-        return 1;
+        exit_code = 1;
+        break;
       }
     }
+    if (exit_code != 0) break;
     const double seconds = now_seconds() - t0;
     train_time += seconds;
     total_samples += (double)n_batches * (double)o.batch;
@@ -789,8 +798,10 @@ int main(int argc, char** argv) {
     if (o.metrics) write_metrics(o.metrics, records, n_records);
     if (o.plot) write_plot(o.plot, &o, records, n_records);
   }
-  if (n_records == 0) last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
-  if (o.json) {
+  if (exit_code == 0 && n_records == 0) {
+    last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+  }
+  if (o.json && exit_code == 0) {
     printf(
         "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": %d, \"batch\": %lld, "
         "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": %.1f, "
@@ -805,6 +816,13 @@ int main(int argc, char** argv) {
   free(xbuf);
   free(ybuf);
   free(records);
+
+  dp_optimizer_release(opt);
+  dp_data_parallel_release(dpw);
+  dp_module_release(model);
+  dp_context_release(ctx);
+  fashion_mnist_free(&data);
+  return exit_code;
 
 done:
   dp_optimizer_release(opt);

@@ -65,6 +65,14 @@ DP_EXPORT uint32_t dp_version_number(void);
 /** The library's version as "major.minor.patch". Static storage; never NULL. */
 DP_EXPORT const char* dp_version_string(void);
 
+/*
+ * Every enum has two range markers, *_RANGE_MIN_ and *_RANGE_MAX_ (not values to pass):
+ * they make every int a valid value of the enum type in C++, so the library can receive
+ * whatever a C caller passes and reject it with DP_ERR_INVALID_ARGUMENT instead of
+ * reading an out-of-range enum (undefined behaviour in C++).
+ */
+#define DP_ENUM_RANGE(prefix) prefix##_RANGE_MIN_ = -0x7fffffff - 1, prefix##_RANGE_MAX_ = 0x7fffffff
+
 /* ---------------------------------------------------------------------------------- */
 /* Results and errors                                                                */
 /* ---------------------------------------------------------------------------------- */
@@ -83,7 +91,8 @@ typedef enum dp_result {
   DP_ERR_STATE = 10,           /**< an object is not in a state that allows the call */
   DP_ERR_BACKEND = 11,         /**< a device runtime (CUDA, cuBLAS, NCCL, oneDNN) failed */
   DP_ERR_CALLBACK = 12,        /**< a user callback returned an error */
-  DP_ERR_INTERNAL = 13         /**< a bug in the library; please report it */
+  DP_ERR_INTERNAL = 13,        /**< a bug in the library; please report it */
+  DP_ENUM_RANGE(DP_RESULT)
 } dp_result;
 
 /** A short constant description of a result code ("invalid argument"). Never NULL. */
@@ -101,7 +110,11 @@ DP_EXPORT const char* dp_last_error(void);
 
 typedef struct dp_context dp_context;
 
-typedef enum dp_device_type { DP_DEVICE_CPU = 0, DP_DEVICE_CUDA = 1 } dp_device_type;
+typedef enum dp_device_type {
+  DP_DEVICE_CPU = 0,
+  DP_DEVICE_CUDA = 1,
+  DP_ENUM_RANGE(DP_DEVICE_TYPE)
+} dp_device_type;
 
 /** A device: its type and its index among the context's devices of that type. */
 typedef struct dp_device {
@@ -113,7 +126,8 @@ typedef enum dp_log_level {
   DP_LOG_DEBUG = 0,
   DP_LOG_INFO = 1,
   DP_LOG_WARNING = 2,
-  DP_LOG_ERROR = 3
+  DP_LOG_ERROR = 3,
+  DP_ENUM_RANGE(DP_LOG_LEVEL)
 } dp_log_level;
 
 /**
@@ -183,7 +197,12 @@ DP_EXPORT dp_result dp_device_synchronize(dp_context* ctx, dp_device device);
 
 typedef struct dp_tensor dp_tensor;
 
-typedef enum dp_dtype { DP_FLOAT32 = 0, DP_FLOAT64 = 1, DP_INT64 = 2 } dp_dtype;
+typedef enum dp_dtype {
+  DP_FLOAT32 = 0,
+  DP_FLOAT64 = 1,
+  DP_INT64 = 2,
+  DP_ENUM_RANGE(DP_DTYPE)
+} dp_dtype;
 
 /** The largest number of dimensions a tensor may have. */
 #define DP_MAX_DIMS 8
@@ -685,7 +704,8 @@ typedef enum dp_buffer_sync {
   DP_BUFFER_SYNC_NONE = 0,
   /** After each training forward, the module's floating buffers become the mean over
       all replicas, so running statistics see the whole batch. */
-  DP_BUFFER_SYNC_AVERAGE = 1
+  DP_BUFFER_SYNC_AVERAGE = 1,
+  DP_ENUM_RANGE(DP_BUFFER_SYNC)
 } dp_buffer_sync;
 
 typedef struct dp_data_parallel_options {
