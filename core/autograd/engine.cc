@@ -195,6 +195,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
     }
   }
 
+  std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(task->mu);
     for (size_t i = 0; i < root_edges.size(); ++i) {
@@ -208,8 +209,12 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
       }
     }
     task->done_cv.wait(lock, [&] { return task->finished(); });
-    if (task->error) std::rethrow_exception(task->error);
+    // Take the error out: a drain's copy of the task may be destroyed on its worker a
+    // moment later, and must not be the one that releases the exception.
+    error = std::move(task->error);
+    task->error = nullptr;
   }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace dp

@@ -67,14 +67,27 @@ void Latch::wait() {
 
 Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop)
     : name_(std::move(name)) {
+  // The constructor returns after on_start has run on the new thread, so what on_start
+  // sets up (a device's state) is visible to every later task and caller.
   Latch started(1);
-  thread_ = std::thread(
-      [this, &started, on_start = std::move(on_start), on_stop = std::move(on_stop)]() mutable {
-        thread_id_ = std::this_thread::get_id();
-        started.count_down();
-        loop(std::move(on_start), std::move(on_stop));
-      });
+  std::exception_ptr start_error;
+  thread_ = std::thread([this, &started, &start_error, on_start = std::move(on_start),
+                         on_stop = std::move(on_stop)]() mutable {
+    thread_id_ = std::this_thread::get_id();
+    try {
+      if (on_start) on_start();
+    } catch (...) {
+      start_error = std::current_exception();
+    }
+    const bool failed = start_error != nullptr;
+    started.count_down();
+    if (!failed) loop(std::move(on_stop));
+  });
   started.wait();
+  if (start_error) {
+    thread_.join();
+    std::rethrow_exception(start_error);
+  }
 }
 
 Worker::~Worker() {
@@ -98,8 +111,7 @@ void Worker::post(Task task) {
   if (sleeping_.load(std::memory_order_seq_cst)) cv_.notify_one();
 }
 
-void Worker::loop(std::function<void()> on_start, std::function<void()> on_stop) {
-  if (on_start) on_start();
+void Worker::loop(std::function<void()> on_stop) {
   for (;;) {
     spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
     Task task;

@@ -32,7 +32,8 @@ class Worker {
  public:
   using Task = std::function<void()>;
 
-  // on_start/on_stop run on the new thread before the first and after the last task.
+  // on_start/on_stop run on the new thread before the first and after the last task; the
+  // constructor returns once on_start has run (rethrowing its exception, if any).
   Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop);
   ~Worker();  // runs the tasks already queued, then joins
   Worker(const Worker&) = delete;
@@ -51,7 +52,7 @@ class Worker {
   auto run(F&& f) -> std::invoke_result_t<F&>;
 
  private:
-  void loop(std::function<void()> on_start, std::function<void()> on_stop);
+  void loop(std::function<void()> on_stop);
 
   std::string name_;
   std::mutex mu_;
