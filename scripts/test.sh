@@ -1,30 +1,100 @@
 #!/usr/bin/env bash
-# The one test command: installs what is missing, configures, builds and runs every test
-# suite (ctest). Exits non-zero on any failure.
-#   scripts/test.sh            # build in build/
-#   BUILD_DIR=out scripts/test.sh
+# The one test command: installs what is missing, builds, and runs every test suite.
+# Exits non-zero on any failure. Stages:
+#   1. Release build (build/): every ctest suite (C API, core, DataParallel, dp-train,
+#      bindings, CUDA where a GPU exists)
+#   2. valgrind --leak-check=full over the cmocka suites of that build
+#   3. AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/, fault injection
+#      on): the C and C++ suites and dp-train's
+#   4. ThreadSanitizer build (build-tsan/): the parallel suites (workers, autograd engine,
+#      DataParallel, concurrent wrappers)
+#   5. every libFuzzer target for FUZZ_SECONDS (default 30) seconds (scripts/fuzz.sh)
+# DP_TEST_QUICK=1 runs stage 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+failures=()
 
 scripts/install-deps.sh
 
-echo "== configure and build ($BUILD_DIR)"
+# Builds quietly, showing warnings and errors only; fails the script if the build fails.
+build() {
+  local dir=$1
+  shift
+  if ! cmake --build "$dir" -j "$JOBS" "$@" >"$dir/build.log" 2>&1; then
+    grep -E "error|Error" "$dir/build.log" | head -n 40
+    echo "build in $dir failed (log: $dir/build.log)"
+    exit 1
+  fi
+  grep -E "warning" "$dir/build.log" | head -n 20 || true
+}
+
+echo "== 1. Release build and every suite ($BUILD_DIR)"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
-cmake --build "$BUILD_DIR" -j "$JOBS" 2>&1 | grep -E "error|warning|Error" || true
-cmake --build "$BUILD_DIR" -j "$JOBS" >/dev/null   # fails the script if the build failed
+build "$BUILD_DIR"
+if ! ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" >"$BUILD_DIR/ctest.log" 2>&1; then
+  failures+=("release suites")
+fi
+grep -vE "^ *(Start|[0-9]+/[0-9]+ Test)" "$BUILD_DIR/ctest.log" | sed '/^$/d' | tail -n 40
+main_summary=$(grep -E "tests passed|tests failed" "$BUILD_DIR/ctest.log" | tail -n 1)
+echo "-- cmocka suites:"
+grep -hE "^\[==========\] .*test\(s\) run|^\[  (PASSED|FAILED)  \] [0-9]+ test\(s\)" \
+  "$BUILD_DIR/Testing/Temporary/LastTest.log" | sed 's/^/   /' || true
 
-echo "== tests"
-status=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" | tee "$BUILD_DIR/ctest-summary.txt" \
-  | grep -vE "^ *(Start|[0-9]+/[0-9]+ Test)" || true
-ctest_line=$(grep -E "tests passed|tests failed" "$BUILD_DIR/ctest-summary.txt" | tail -n 1)
-if ! grep -q "100% tests passed" "$BUILD_DIR/ctest-summary.txt"; then status=1; fi
+if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
+  echo "== 2. valgrind over the cmocka suites"
+  for t in "$BUILD_DIR"/bin/test_capi_*; do
+    [ "$(basename "$t")" = test_capi_dlopen ] && continue  # dlopen'ed library: reported by the others
+    if valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1 -q \
+        "$t" >"$t.valgrind.log" 2>&1; then
+      echo "   $(basename "$t"): no leaks, no errors"
+    else
+      echo "   $(basename "$t"): FAILED (log: $t.valgrind.log)"
+      tail -n 30 "$t.valgrind.log"
+      failures+=("valgrind $(basename "$t")")
+    fi
+  done
 
-echo "== cmocka suites"
-grep -hE "^\[==========\] [a-z_]+: [0-9]+ test\(s\) run|^\[  (PASSED|FAILED)  \] [0-9]+ test\(s\)" \
-  "$BUILD_DIR/Testing/Temporary/LastTest.log" | sed 's/^/  /' || true
+  echo "== 3. AddressSanitizer + UndefinedBehaviorSanitizer (build-asan)"
+  cmake --preset asan >/dev/null
+  build build-asan
+  if ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan --output-on-failure -j "$JOBS" >build-asan/ctest.log 2>&1; then
+    echo "   $(grep -E 'tests passed' build-asan/ctest.log | tail -n 1)"
+  else
+    grep -vE "^ *(Start|[0-9]+/[0-9]+ Test)" build-asan/ctest.log | tail -n 60
+    failures+=("asan suites")
+  fi
 
-echo "$ctest_line"
-exit $status
+  echo "== 4. ThreadSanitizer (build-tsan): the parallel suites"
+  cmake --preset tsan >/dev/null
+  build build-tsan --target test_core test_parallel test_capi_data_parallel
+  # oneDNN's global primitive cache shares descriptors between threads through
+  # synchronisation TSan cannot see (uninstrumented library); every device builds its own.
+  export DNNL_PRIMITIVE_CACHE_CAPACITY=0
+  for t in test_core test_parallel test_capi_data_parallel; do
+    if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/$t \
+        >build-tsan/$t.log 2>&1; then
+      echo "   $t: no data races"
+    else
+      grep -A30 "WARNING: ThreadSanitizer" build-tsan/$t.log | head -n 60 || tail -n 30 build-tsan/$t.log
+      failures+=("tsan $t")
+    fi
+  done
+  unset DNNL_PRIMITIVE_CACHE_CAPACITY
+
+  echo "== 5. fuzzing, ${FUZZ_SECONDS}s per target"
+  if ! scripts/fuzz.sh "$FUZZ_SECONDS"; then
+    failures+=("fuzzing")
+  fi
+fi
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "FAILED: ${failures[*]}"
+  echo "$main_summary"
+  exit 1
+fi
+echo "$main_summary"
