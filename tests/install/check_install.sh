@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the build tree into a scratch prefix, then builds and runs a consumer program
+# with find_package(DataParallel) and with pkg-config.
+#   check_install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+prefix=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
+test -e "$libdir/libdataparallel.so.0" || { echo "libdataparallel.so.0 (SONAME) not installed"; exit 1; }
+cmake -S "$src/consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake" >/dev/null
+LD_LIBRARY_PATH="$libdir" "$work/cmake/consumer"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc -std=c99 "$src/consumer/main.c" -o "$work/pc_consumer" $(pkg-config --cflags --libs dataparallel)
+LD_LIBRARY_PATH="$libdir" "$work/pc_consumer"
+echo "find_package(DataParallel) and pkg-config dataparallel: OK"
