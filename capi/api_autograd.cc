@@ -19,7 +19,8 @@ dp_result dp_tensor_requires_grad(const dp_tensor* t, int* out) {
 dp_result dp_tensor_grad(const dp_tensor* t, dp_tensor** out) {
   return guard([&] {
     const dp::Tensor g = unwrap(t, "t").grad();
-    *out_ptr(out, "out") = g.defined() ? wrap(g, t->ctx) : nullptr;
+    out_ptr(out, "out");  // checked before anything is made that could leak
+    *out = g.defined() ? wrap(g, t->ctx) : nullptr;
   });
 }
 
@@ -30,7 +31,8 @@ dp_result dp_tensor_zero_grad(dp_tensor* t) {
 dp_result dp_tensor_detach(const dp_tensor* t, dp_tensor** out) {
   return guard([&] {
     const dp::Tensor& x = unwrap(t, "t");
-    *out_ptr(out, "out") = wrap(x.detach(), t->ctx);
+    out_ptr(out, "out");
+    *out = wrap(x.detach(), t->ctx);
   });
 }
 

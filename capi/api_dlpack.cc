@@ -10,7 +10,8 @@ extern "C" {
 dp_result dp_tensor_to_dlpack(const dp_tensor* t, struct DLManagedTensor** out) {
   return guard([&] {
     const dp::Tensor& x = unwrap(t, "t");
-    *out_ptr(out, "out") = dp::to_dlpack(x);
+    out_ptr(out, "out");  // checked before the export is made, so a NULL out leaks nothing
+    *out = dp::to_dlpack(x);
   });
 }
 

@@ -95,7 +95,11 @@ dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* input
 }
 
 dp_result dp_data_parallel_module(const dp_data_parallel* dp, dp_module** out) {
-  return guard([&] { *out_ptr(out, "out") = dp_module_retain(check(dp, "dp")->module); });
+  return guard([&] {
+    dp_data_parallel* h = check(dp, "dp");
+    out_ptr(out, "out");  // before the reference is taken
+    *out = dp_module_retain(h->module);
+  });
 }
 
 dp_result dp_data_parallel_devices(const dp_data_parallel* dp, dp_device* devices, size_t capacity,
@@ -168,7 +172,8 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
 dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device, int32_t dim,
                     dp_tensor** out) {
   return guard([&] {
-    DP_CHECK(tensors != nullptr && n > 0, kInvalidArgument, "tensors is empty (n = " << n << ")");
+    DP_CHECK(tensors != nullptr || n == 0, kInvalidArgument, "tensors is NULL but n = " << n);
+    DP_CHECK(n > 0, kInvalidArgument, "tensors is empty (n = 0)");
     std::vector<dp::Tensor> ts = unwrap_inputs(tensors, n, "tensors");
     out_ptr(out, "out");
     std::vector<std::vector<dp::Tensor>> per_replica;
@@ -208,13 +213,17 @@ dp_result dp_parallel_apply(dp_module* const* replicas, size_t n, dp_tensor* con
                             size_t inputs_per_replica, const dp_device* devices,
                             dp_tensor** outputs) {
   return guard([&] {
-    DP_CHECK(replicas != nullptr && n > 0, kInvalidArgument, "replicas is empty (n = " << n << ")");
+    DP_CHECK(replicas != nullptr || n == 0, kInvalidArgument, "replicas is NULL but n = " << n);
+    DP_CHECK(n > 0, kInvalidArgument, "replicas is empty (n = 0)");
+    size_t total_inputs = 0;
+    DP_CHECK(!__builtin_mul_overflow(n, inputs_per_replica, &total_inputs), kInvalidArgument,
+             "inputs_per_replica = " << inputs_per_replica << " times n = " << n << " overflows");
     out_ptr(outputs, "outputs");
     std::vector<std::shared_ptr<dp::Module>> reps;
     for (size_t i = 0; i < n; ++i) {
       reps.push_back(check(replicas[i], ("replicas[" + std::to_string(i) + "]").c_str())->rep);
     }
-    std::vector<dp::Tensor> flat = unwrap_inputs(inputs, n * inputs_per_replica, "inputs");
+    std::vector<dp::Tensor> flat = unwrap_inputs(inputs, total_inputs, "inputs");
     std::vector<std::vector<dp::Tensor>> per_replica(n);
     for (size_t i = 0; i < n; ++i) {
       per_replica[i].assign(flat.begin() + i * inputs_per_replica,

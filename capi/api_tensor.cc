@@ -26,7 +26,9 @@ dp_result create(dp_context* ctx, dp_dtype dtype, const int64_t* shape, size_t n
 }
 
 void check_nbytes(const dp::Shape& s, dp::DType t, size_t nbytes, const char* arg) {
-  const size_t want = static_cast<size_t>(dp::numel_of(s)) * dp::dtype_size(t);
+  // The element count in bytes must fit before it is compared (2^62 int64s would wrap).
+  const size_t want =
+      static_cast<size_t>(dp::checked_numel(s, dp::dtype_size(t))) * dp::dtype_size(t);
   DP_CHECK(nbytes == want, kInvalidArgument,
            arg << " = " << nbytes << " but shape " << dp::shape_str(s) << " of "
                << dp::dtype_name(t) << " needs " << want << " bytes");

@@ -185,7 +185,13 @@ void CpuBackend::cast(int, const KView& x, const KView& out) {
 
 void CpuBackend::binary(int dev, BinaryOp op, const KView& a, const KView& b, const KView& out) {
   if (f32(out) && dnnl_cpu::binary(dnnl(dev), op, a, b, out)) return;
-  if (out.dtype == DType::kInt64) return ref::binary<int64_t>(op, a, b, out);
+  if (out.dtype == DType::kInt64) {
+    // Integer arithmetic wraps around (computed unsigned: signed overflow is undefined);
+    // integer division has no such reading, and a zero divisor would be undefined.
+    DP_CHECK(op != BinaryOp::kDiv, kDtypeMismatch,
+             "div: int64 division is not supported (divide floating-point tensors)");
+    return ref::binary<uint64_t>(op, a, b, out);
+  }
   by_float(out, "binary op", [&](auto t) { ref::binary<decltype(t)>(op, a, b, out); });
 }
 

@@ -2,6 +2,8 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstring>
+
 #include "device/context.h"
 #include "error.h"
 
@@ -89,10 +91,14 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
       expect *= shape[i];
     }
   }
+  // Read as a plain integer: a foreign producer may put any value there, and loading an
+  // out-of-range enum is undefined behaviour in C++.
+  int32_t device_type = 0;
+  std::memcpy(&device_type, &dl.device.device_type, sizeof device_type);
   Device device;
-  if (dl.device.device_type == kDLCPU) {
+  if (device_type == kDLCPU) {
     device = cpu(0);
-  } else if (dl.device.device_type == kDLCUDA) {
+  } else if (device_type == kDLCUDA) {
     const int count = ctx->device_count(DeviceType::kCuda);
     int found = -1;
     for (int i = 0; i < count && found < 0; ++i) {
@@ -103,9 +109,11 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
                                                 << ", which this context does not use");
     device = cuda(found);
   } else {
-    DP_THROW(kNotSupported, "DLPack device type " << static_cast<int>(dl.device.device_type)
+    DP_THROW(kNotSupported, "DLPack device type " << device_type
                                                   << " is not supported (CPU = 1, CUDA = 2)");
   }
+  DP_CHECK(dl.data != nullptr || n == 0, kInvalidArgument,
+           "DLPack tensor has data NULL but " << n << " elements");
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   DP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0 || n == 0, kNotSupported,
            "DLPack data is not aligned to " << dtype_size(dtype) << " bytes");

@@ -160,6 +160,9 @@ Pool2d::Pool2d(std::shared_ptr<Context> ctx, PoolKind kind, int kh, int kw, int 
   check_positive(kw, "kernel_w", type_name_.c_str());
   check_positive(sh, "stride_h", type_name_.c_str());
   check_positive(sw, "stride_w", type_name_.c_str());
+  DP_CHECK(ph >= 0 && pw >= 0 && ph <= kh / 2 && pw <= kw / 2, kInvalidArgument,
+           type_name_ << ": padding = (" << ph << ", " << pw
+                      << ") must be between 0 and half the kernel (" << kh << "x" << kw << ")");
 }
 
 std::vector<Tensor> Pool2d::forward(const std::vector<Tensor>& inputs) {

@@ -59,6 +59,11 @@ void Module::register_module(const std::string& name, std::shared_ptr<Module> ch
            "child name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(child != nullptr, kInvalidArgument, "child \"" << name << "\" is missing");
   DP_CHECK(child.get() != this, kInvalidArgument, "a module cannot be its own child");
+  // A cycle would make every walk over the tree endless.
+  bool cycle = false;
+  visit_modules(*child, [&](const std::string&, Module& m) { cycle = cycle || &m == this; });
+  DP_CHECK(!cycle, kInvalidArgument,
+           "child \"" << name << "\" contains this " << type_name_ << ": that would make a cycle");
   children_.emplace_back(name, std::move(child));
 }
 

@@ -80,9 +80,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
              "conv2d: bias has shape " << shape_str(bias.shape()) << " but there are " << O
                                        << " output channels");
   }
-  const int64_t OH = (x.shape()[2] + 2 * pad_h - KH) / stride_h + 1;
-  const int64_t OW = (x.shape()[3] + 2 * pad_w - KW) / stride_w + 1;
-  DP_CHECK(x.shape()[2] + 2 * pad_h >= KH && x.shape()[3] + 2 * pad_w >= KW && OH > 0 && OW > 0,
+  const int64_t OH = (x.shape()[2] + 2 * int64_t{pad_h} - KH) / stride_h + 1;
+  const int64_t OW = (x.shape()[3] + 2 * int64_t{pad_w} - KW) / stride_w + 1;
+  DP_CHECK(x.shape()[2] + 2 * int64_t{pad_h} >= KH && x.shape()[3] + 2 * int64_t{pad_w} >= KW &&
+               OH > 0 && OW > 0,
            kShapeMismatch,
            "conv2d: kernel " << KH << "x" << KW << " does not fit input " << shape_str(x.shape())
                              << " with padding (" << pad_h << ", " << pad_w << ")");

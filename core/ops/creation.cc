@@ -122,6 +122,12 @@ void copy_from_host(const Tensor& t, const void* src) {
 
 void fill_(const Tensor& t, double value) {
   check_defined(t, "fill", "tensor");
+  if (t.dtype() == DType::kInt64) {
+    // Converting NaN or a value outside int64's range is undefined behaviour.
+    DP_CHECK(
+        std::isfinite(value) && value >= -9223372036854775808.0 && value < 9223372036854775808.0,
+        kInvalidArgument, "value = " << value << " cannot be represented as int64");
+  }
   t.bump_version();
   if (t.numel() == 0) return;
   on_device(t, [&] { backend_of(t).fill(dev(t), t.kview(), value); });

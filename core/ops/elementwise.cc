@@ -78,7 +78,12 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   const char* name = binary_name(op);
   check_defined(a, name, "a");
   check_same(a, b, name, "a", "b");
-  const Shape out_shape = broadcast_shapes(a.shape(), b.shape());
+  Shape out_shape;
+  try {
+    out_shape = broadcast_shapes(a.shape(), b.shape());
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(name) + ": a and b: " + e.what());
+  }
   return on_device(a, [&] {
     Tensor out = raw_binary(op, a, b, out_shape);
     if (needs_grad({&a, &b})) {

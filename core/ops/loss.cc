@@ -26,19 +26,24 @@ class NllLossBackward final : public Node {
   Shape input_shape_;
 };
 
+// Checks a [N, C] float input (named `arg` in messages) and its [N] int64 targets.
+void check_targets(const Tensor& input, const Tensor& target, const char* op, const char* arg) {
+  check_float(input, op, arg);
+  check_dtype(target, DType::kInt64, op, "target");
+  check_ndim(input, 2, op, arg);
+  check_ndim(target, 1, op, "target");
+  DP_CHECK(target.shape()[0] == input.shape()[0], kShapeMismatch,
+           op << ": " << arg << " has " << input.shape()[0] << " rows but target has "
+              << target.shape()[0] << " entries");
+  DP_CHECK(target.device() == input.device(), kDeviceMismatch,
+           op << ": " << arg << " is on " << input.device().str() << " but target is on "
+              << target.device().str());
+}
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
-  check_float(log_probs, "nll_loss", "input");
-  check_dtype(target, DType::kInt64, "nll_loss", "target");
-  check_ndim(log_probs, 2, "nll_loss", "input");
-  check_ndim(target, 1, "nll_loss", "target");
-  DP_CHECK(target.shape()[0] == log_probs.shape()[0], kShapeMismatch,
-           "nll_loss: input has " << log_probs.shape()[0] << " rows but target has "
-                                  << target.shape()[0] << " entries");
-  DP_CHECK(target.device() == log_probs.device(), kDeviceMismatch,
-           "nll_loss: input is on " << log_probs.device().str() << " but target is on "
-                                    << target.device().str());
+  check_targets(log_probs, target, "nll_loss", "log_probs");
   return on_device(log_probs, [&] {
     Tensor out = empty_like(log_probs, {});
     backend_of(log_probs).nll_loss(dev(log_probs), log_probs.kview(), target.kview(), out.kview());
@@ -51,8 +56,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
-  check_float(logits, "cross_entropy", "logits");
-  check_ndim(logits, 2, "cross_entropy", "logits");
+  check_targets(logits, target, "cross_entropy", "logits");
   return on_device(logits, [&] { return nll_loss(log_softmax(logits, 1), target); });
 }
 

@@ -41,13 +41,14 @@ Tensor pool2d(const Tensor& x, Pool2dParams p, const char* name) {
            name << ": kernel = (" << p.kernel_h << ", " << p.kernel_w << ") must be positive");
   DP_CHECK(p.stride_h > 0 && p.stride_w > 0, kInvalidArgument,
            name << ": stride = (" << p.stride_h << ", " << p.stride_w << ") must be positive");
-  DP_CHECK(p.pad_h >= 0 && p.pad_w >= 0 && 2 * p.pad_h <= p.kernel_h && 2 * p.pad_w <= p.kernel_w,
+  DP_CHECK(p.pad_h >= 0 && p.pad_w >= 0 && p.pad_h <= p.kernel_h / 2 && p.pad_w <= p.kernel_w / 2,
            kInvalidArgument,
            name << ": padding = (" << p.pad_h << ", " << p.pad_w
                 << ") must be between 0 and half the kernel");
-  const int64_t OH = (x.shape()[2] + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
-  const int64_t OW = (x.shape()[3] + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
-  DP_CHECK(x.shape()[2] + 2 * p.pad_h >= p.kernel_h && x.shape()[3] + 2 * p.pad_w >= p.kernel_w,
+  const int64_t OH = (x.shape()[2] + 2 * int64_t{p.pad_h} - p.kernel_h) / p.stride_h + 1;
+  const int64_t OW = (x.shape()[3] + 2 * int64_t{p.pad_w} - p.kernel_w) / p.stride_w + 1;
+  DP_CHECK(x.shape()[2] + 2 * int64_t{p.pad_h} >= p.kernel_h &&
+               x.shape()[3] + 2 * int64_t{p.pad_w} >= p.kernel_w,
            kShapeMismatch,
            name << ": kernel " << p.kernel_h << "x" << p.kernel_w << " does not fit input "
                 << shape_str(x.shape()));

@@ -98,7 +98,8 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
     } else {
       DP_CHECK(s[i] >= 0, kInvalidArgument,
                "reshape: shape[" << i << "] = " << s[i] << " is negative");
-      known *= s[i];
+      DP_CHECK(!__builtin_mul_overflow(known, s[i], &known), kOutOfRange,
+               "reshape: shape " << shape_str(shape) << " has more elements than fit in 64 bits");
     }
   }
   if (infer >= 0) {
@@ -118,7 +119,11 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   check_defined(x, "flatten", "x");
-  if (x.ndim() == 0) return reshape(x, {1});
+  if (x.ndim() == 0) {
+    wrap_dim(start_dim, 0, "start_dim");
+    wrap_dim(end_dim, 0, "end_dim");
+    return reshape(x, {1});
+  }
   const int s = wrap_dim(start_dim, x.ndim(), "start_dim");
   const int e = wrap_dim(end_dim, x.ndim(), "end_dim");
   DP_CHECK(s <= e, kInvalidArgument,
@@ -191,7 +196,8 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
   for (size_t i = 0; i < sizes.size(); ++i) {
     DP_CHECK(sizes[i] >= 0, kInvalidArgument,
              "split: sizes[" << i << "] = " << sizes[i] << " is negative");
-    total += sizes[i];
+    DP_CHECK(!__builtin_add_overflow(total, sizes[i], &total), kShapeMismatch,
+             "split: sizes sum past 2^63 (at sizes[" << i << "] = " << sizes[i] << ")");
   }
   DP_CHECK(total == x.shape()[d], kShapeMismatch,
            "split: sizes sum to " << total << " but dim " << d << " of " << shape_str(x.shape())

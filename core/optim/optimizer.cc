@@ -95,7 +95,7 @@ void Optimizer::step() {
   size_t slot = 0;
   for (const auto& [key, work] : tasks) {
     const Device dev{static_cast<DeviceType>(key.first), key.second};
-    group.submit(slot++, ctx->worker(dev), [this, &work, dev] {
+    group.submit(slot++, ctx->worker(dev), [this, &work = work, dev] {
       for (const Work& w : work) update(w.param, params_[w.param].grad(), dev, w.begin, w.end);
     });
   }

@@ -214,7 +214,11 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   if (device_ids.empty()) device_ids = ctx->default_devices();
   check_device_ids(*ctx, device_ids);
   const Device out = output_device.value_or(device_ids[0]);
-  ctx->check_device(out, "output_device");
+  try {
+    ctx->check_device(out, "output_device");
+  } catch (const Error& e) {
+    throw Error(Code::kInvalidArgument, e.what());  // as the wrapper's constructor
+  }
   parallel::ScatterOptions so;
   so.dim = dim;
   auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);

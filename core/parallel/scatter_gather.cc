@@ -25,7 +25,9 @@ std::vector<int64_t> sizes_for(const Tensor& x, int dim, const std::vector<Devic
   for (size_t i = 0; i < explicit_sizes.size(); ++i) {
     DP_CHECK(explicit_sizes[i] >= 0, kInvalidArgument,
              "chunk_sizes[" << i << "] = " << explicit_sizes[i] << " is negative");
-    total += explicit_sizes[i];
+    DP_CHECK(
+        !__builtin_add_overflow(total, explicit_sizes[i], &total), kInvalidArgument,
+        "chunk_sizes sum past 2^63 (at chunk_sizes[" << i << "] = " << explicit_sizes[i] << ")");
   }
   DP_CHECK(total == batch, kInvalidArgument,
            "chunk_sizes sum to " << total << " but inputs[" << index << "] has size " << batch
