@@ -1,0 +1,190 @@
+// The CUDA backend: dp::Backend for logical CUDA devices, each on a physical GPU (several
+// logical devices may share one, see device_map.h).
+//
+// Per logical device: a compute stream (every kernel and every product), a copy stream
+// (host<->device and device<->device copies, ordered against the compute streams with
+// events), a memory pool for cudaMallocFromPoolAsync, and, created on the device's worker
+// thread, a cuBLASLt handle with its workspace. Everything is asynchronous: a kernel call
+// returns once its work is queued; copies to the host, synchronize() and the collectives
+// are the points where the host waits.
+//
+// Memory is allocated and freed in the order of the owning device's compute stream. Any
+// use of a device's memory on another stream (its copy stream, another device's streams)
+// is followed by an event that the owning compute stream waits on, so a free queued later
+// on that stream cannot overtake the use.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda_blas.h"
+#include "device/backend.h"
+#include "kernels/kernels.h"
+
+namespace dp::cuda_plugin {
+
+class NcclComms;
+
+struct CudaDevice {
+  int gpu = 0;        // physical ordinal
+  std::string where;  // "cuda:1 (GPU 0)", for messages
+  std::string name;   // "NVIDIA H200"
+  uint64_t total_memory = 0;
+  int multiprocessors = 0;
+  cudaStream_t compute = nullptr;
+  cudaStream_t copy = nullptr;
+  cudaMemPool_t pool = nullptr;
+  int* error_claim = nullptr;             // device memory (see DataError)
+  DataError* error_record = nullptr;      // mapped page-locked host memory
+  DataError* error_record_dev = nullptr;  // its address on the device
+
+  // Worker-thread state: only the device's worker touches it.
+  std::unique_ptr<Blas> blas;
+  std::string worker_error;  // why worker_started failed ("" when it did not)
+  DataErrorSink error_sink() const { return {error_claim, error_record_dev}; }
+};
+
+// CUDA events of one GPU, reused: an event may be recorded again as soon as the waits on
+// its previous record are queued.
+class EventPool {
+ public:
+  EventPool(const BackendHost& host, int gpu) : host_(host), gpu_(gpu) {}
+  ~EventPool();
+  cudaEvent_t acquire(const std::string& where);
+  void release(cudaEvent_t e);
+
+ private:
+  const BackendHost& host_;
+  int gpu_;
+  std::mutex mu_;
+  std::vector<cudaEvent_t> free_;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  // gpus[i]: the physical GPU of logical device i. Raises (through host) when a GPU
+  // cannot be set up.
+  CudaBackend(const BackendHost& host, const std::vector<int>& gpus, bool allow_tf32);
+  ~CudaBackend() override;
+
+  DeviceType type() const override { return DeviceType::kCuda; }
+  int device_count() const override { return static_cast<int>(devices_.size()); }
+  std::string device_name(int dev) const override;
+  void memory_info(int dev, uint64_t* free_bytes, uint64_t* total_bytes) const override;
+  int physical_index(int dev) const override { return devices_[dev]->gpu; }
+  void worker_started(int dev) override;
+  void worker_stopping(int dev) override;
+  void synchronize(int dev) override;
+
+  void* allocate(int dev, size_t nbytes) override;
+  void deallocate(int dev, void* ptr, size_t nbytes) noexcept override;
+  void copy_2d(Device exec, Device dst_dev, void* dst, size_t dst_pitch, Device src_dev,
+               const void* src, size_t src_pitch, size_t row_bytes, size_t rows) override;
+
+  void fill(int dev, const KView& out, double value) override;
+  void cast(int dev, const KView& x, const KView& out) override;
+  void binary(int dev, BinaryOp op, const KView& a, const KView& b, const KView& out) override;
+  void affine(int dev, const KView& x, const KView& out, double alpha, double beta) override;
+  void unary(int dev, UnaryOp op, const KView& x, const KView& out) override;
+  void unary_backward(int dev, UnaryOp op, const KView& grad_out, const KView& saved,
+                      const KView& grad_in) override;
+  void reduce_sum(int dev, const KView& x, const KView& out) override;
+  void argmax(int dev, const KView& x, int dim, const KView& out) override;
+  void matmul(int dev, const KView& a, const KView& b, const KView* bias, const KView& out,
+              const MatmulParams& p) override;
+  void softmax(int dev, const KView& x, int dim, bool log, const KView& out) override;
+  void softmax_backward(int dev, const KView& grad_out, const KView& out, int dim, bool log,
+                        const KView& grad_in) override;
+  void conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
+              const Conv2dParams& p) override;
+  void conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
+                            const Conv2dParams& p) override;
+  void conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
+                               const KView* gbias, const Conv2dParams& p) override;
+  size_t pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
+                                const Pool2dParams& p) override;
+  void pool2d(int dev, const KView& x, const KView& y, void* workspace,
+              const Pool2dParams& p) override;
+  void pool2d_backward(int dev, const KView& gy, const KView& x, const void* workspace,
+                       const KView& gx, const Pool2dParams& p) override;
+  void batch_norm(int dev, const KView& x, const KView& gamma, const KView& beta, const KView& mean,
+                  const KView& var, const KView& y, double eps, bool training) override;
+  void batch_norm_backward(int dev, const KView& gy, const KView& x, const KView& gamma,
+                           const KView& mean, const KView& var, const KView& gx,
+                           const KView& ggamma, const KView& gbeta, double eps) override;
+  void dropout_mask(int dev, const KView& mask, double p, uint64_t seed) override;
+  void embedding(int dev, const KView& idx, const KView& weight, const KView& out) override;
+  void embedding_backward(int dev, const KView& idx, const KView& gy, const KView& gw) override;
+  void nll_loss(int dev, const KView& logp, const KView& target, const KView& out) override;
+  void nll_loss_backward(int dev, const KView& grad_out, const KView& target,
+                         const KView& grad_logp) override;
+  void sgd_step(int dev, const KView& param, const KView& grad, const KView* momentum_buf,
+                const SgdParams& p) override;
+  void adam_step(int dev, const KView& param, const KView& grad, const KView& m, const KView& v,
+                 const AdamParams& p) override;
+
+  bool broadcast(const std::vector<int>& devs, const std::vector<void*>& buffers, size_t nbytes,
+                 size_t root) override;
+  bool reduce_sum(const std::vector<int>& devs, const std::vector<const void*>& send, void* recv,
+                  int64_t count, DType dtype, size_t root) override;
+  void properties(int dev, uint64_t* total_memory, int* multiprocessors) const override;
+
+ private:
+  friend class ScratchBuffer;
+
+  // The device for a kernel call on its worker: raises when its worker could not set up.
+  CudaDevice& worker_device(int dev);
+  // Raises "<where>: <op> kernel failed: ..." when a launch failed.
+  void launched(const CudaDevice& d, cudaError_t err, const char* op);
+  // Raises kDtypeMismatch unless v is float32 or float64.
+  void need_float(const CudaDevice& d, const KView& v, const char* op);
+  // Raises kOutOfRange, with the CPU backend's message, when a kernel on any device has
+  // recorded a DataError. Called after the host has waited for work (a copy to the host,
+  // synchronize()): whatever the awaited kernels found is visible by then. Any thread.
+  void check_data_errors();
+  // `consumer` waits for the work queued so far on `producer_stream` (of device p).
+  void stream_wait(const CudaDevice& p, cudaStream_t producer_stream, cudaStream_t consumer,
+                   const std::string& where);
+  void copy_host_to_device(CudaDevice& d, void* dst, size_t dst_pitch, const void* src,
+                           size_t src_pitch, size_t row_bytes, size_t rows);
+  void copy_device_to_host(CudaDevice& s, void* dst, size_t dst_pitch, const void* src,
+                           size_t src_pitch, size_t row_bytes, size_t rows);
+  void copy_device_to_device(CudaDevice& exec, CudaDevice& d, void* dst, size_t dst_pitch,
+                             CudaDevice& s, const void* src, size_t src_pitch, size_t row_bytes,
+                             size_t rows);
+  // Physical GPUs of `devs` when they are pairwise distinct, else empty.
+  std::vector<int> distinct_gpus(const std::vector<int>& devs) const;
+  void release_all() noexcept;
+
+  BackendHost host_;  // a copy: raise is stateless; log only while the context lives
+  bool allow_tf32_;
+  // Bytes of im2col temporaries per convolution call (DP_CUDA_CONV_SCRATCH_BYTES, default
+  // 256 MiB); larger batches run in chunks of images. The tests make it small to cover
+  // the chunked path.
+  size_t conv_scratch_bytes_;
+  std::vector<std::unique_ptr<CudaDevice>> devices_;
+  std::vector<std::unique_ptr<EventPool>> events_;  // by physical GPU
+  std::unique_ptr<NcclComms> nccl_;
+  std::mutex data_error_mu_;  // one thread reports (and clears) a record
+};
+
+// Device memory for one operation's temporaries, from the device's pool, freed in the
+// order of its compute stream when it goes out of scope.
+class ScratchBuffer {
+ public:
+  ScratchBuffer(const BackendHost& host, CudaDevice& d, size_t bytes, const char* what);
+  ~ScratchBuffer();
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  CudaDevice& d_;
+  void* p_ = nullptr;
+};
+
+}  // namespace dp::cuda_plugin

@@ -1,0 +1,148 @@
+// Convolution as im2col + one cuBLAS GEMM per chunk of images. With the im2col matrix
+// col [C * KH * KW, images * pixels] (kernels/kernels.h), all three products are single
+// large GEMMs:
+//   forward           rows [O, images * pixels]      = W [O, CKK] @ col
+//   backward data     gcol [CKK, images * pixels]    = W^T @ gy rows, then col2im
+//   backward weights  gW [O, CKK]                   += gy rows @ col^T
+// Images are processed in chunks so that the temporaries stay under conv_scratch_bytes_.
+#include <algorithm>
+
+#include "cuda_backend.h"
+#include "cuda_errors.h"
+#include "kernels/kernels.h"
+
+namespace dp::cuda_plugin {
+
+namespace {
+
+ConvShape conv_shape(const KView& x, const KView& w, const KView& y, const Conv2dParams& p) {
+  return {x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[2], w.shape[3],
+          y.shape[2], y.shape[3], p.stride_h, p.stride_w, p.pad_h,    p.pad_w};
+}
+
+// Images per chunk: as many as fit `budget` bytes of col plus rows, at least one.
+int64_t chunk_images(const ConvShape& g, size_t elem, size_t budget) {
+  const int64_t per_image =
+      std::max<int64_t>(1, (g.patch() + g.O) * g.pixels() * static_cast<int64_t>(elem));
+  return std::clamp<int64_t>(static_cast<int64_t>(budget) / per_image, 1,
+                             std::max<int64_t>(g.N, 1));
+}
+
+}  // namespace
+
+void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
+                         const Conv2dParams& p) {
+  CudaDevice& d = worker_device(dev);
+  need_float(d, y, "conv2d");
+  if (y.numel() == 0) return;
+  const ConvShape g = conv_shape(x, w, y, p);
+  const size_t elem = dtype_size(y.dtype);
+  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
+  const int64_t P = g.pixels();
+  ScratchBuffer col(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "im2col");
+  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    launched(d, kernels::im2col(d.compute, y.dtype, x.data, col.get(), g, n0, nb), "im2col");
+    GemmArgs m;
+    m.dtype = y.dtype;
+    m.m = g.O;
+    m.n = nb * P;
+    m.k = g.patch();
+    m.a = w.data;
+    m.lda = g.patch();
+    m.b = col.get();
+    m.ldb = nb * P;
+    m.c = rows.get();
+    m.ldc = nb * P;
+    d.blas->gemm(m);
+    launched(d,
+             kernels::rows_to_images(d.compute, y.dtype, rows.get(), y.data, g, n0, nb,
+                                     bias ? bias->data : nullptr, p.relu),
+             "conv2d output");
+  }
+}
+
+void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
+                                       const Conv2dParams& p) {
+  CudaDevice& d = worker_device(dev);
+  need_float(d, gx, "conv2d backward");
+  if (gx.numel() == 0) return;
+  const ConvShape g = conv_shape(gx, w, gy, p);
+  const size_t elem = dtype_size(gx.dtype);
+  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
+  const int64_t P = g.pixels();
+  ScratchBuffer gcol(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "col2im");
+  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    launched(d, kernels::images_to_rows(d.compute, gx.dtype, gy.data, rows.get(), g, n0, nb),
+             "conv2d gradient rows");
+    GemmArgs m;
+    m.dtype = gx.dtype;
+    m.trans_a = true;  // W stored [O, CKK]
+    m.m = g.patch();
+    m.n = nb * P;
+    m.k = g.O;
+    m.a = w.data;
+    m.lda = g.patch();
+    m.b = rows.get();
+    m.ldb = nb * P;
+    m.c = gcol.get();
+    m.ldc = nb * P;
+    d.blas->gemm(m);
+    launched(d, kernels::col2im(d.compute, gx.dtype, gcol.get(), gx.data, g, n0, nb), "col2im");
+  }
+}
+
+void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
+                                          const KView* gbias, const Conv2dParams& p) {
+  CudaDevice& d = worker_device(dev);
+  need_float(d, gw, "conv2d backward");
+  const ConvShape g = conv_shape(x, gw, gy, p);
+  const size_t elem = dtype_size(gw.dtype);
+  const int64_t P = g.pixels();
+  if (gbias) {
+    // The bias gradient is gy summed over images and pixels: [N, O, P] -> [1, O, 1].
+    KView from = gy, to = *gbias;
+    from.ndim = 3;
+    from.shape[0] = g.N;
+    from.shape[1] = g.O;
+    from.shape[2] = P;
+    to.ndim = 3;
+    to.shape[0] = 1;
+    to.shape[1] = g.O;
+    to.shape[2] = 1;
+    launched(d, kernels::reduce_sum(d.compute, d.pool, from, to), "conv2d bias gradient");
+  }
+  if (gw.numel() == 0) return;
+  if (g.N == 0 || P == 0) {  // no output positions: the weights get no gradient
+    launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
+    return;
+  }
+  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
+  ScratchBuffer col(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "im2col");
+  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    const int64_t nb = std::min(chunk, g.N - n0);
+    launched(d, kernels::im2col(d.compute, gw.dtype, x.data, col.get(), g, n0, nb), "im2col");
+    launched(d, kernels::images_to_rows(d.compute, gw.dtype, gy.data, rows.get(), g, n0, nb),
+             "conv2d gradient rows");
+    GemmArgs m;
+    m.dtype = gw.dtype;
+    m.trans_b = true;  // col stored [CKK, nb * P]
+    m.m = g.O;
+    m.n = g.patch();
+    m.k = nb * P;
+    m.a = rows.get();
+    m.lda = nb * P;
+    m.b = col.get();
+    m.ldb = nb * P;
+    m.c = gw.data;
+    m.ldc = g.patch();
+    m.accumulate = n0 > 0;
+    d.blas->gemm(m);
+  }
+}
+
+}  // namespace dp::cuda_plugin

@@ -1,0 +1,458 @@
+// Elementwise kernels: fill, cast, broadcasting arithmetic, activations, dropout masks,
+// embedding lookup and the optimizer updates. The formulas are the CPU reference's
+// (core/device/cpu_reference.h), evaluated in the same precision, so both backends agree.
+#include <cmath>
+
+#include "kernels/launch.cuh"
+
+namespace dp::cuda_plugin::kernels {
+
+namespace {
+
+// ---- fill and cast ----
+
+template <class T>
+__global__ void fill_kernel(T* out, int64_t n, T value) {
+  DP_FOR_EACH(i, n) out[i] = value;
+}
+
+template <class T>
+cudaError_t launch_fill(cudaStream_t s, void* out, int64_t n, T value) {
+  fill_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(out), n, value);
+  return cudaGetLastError();
+}
+
+template <class From, class To>
+__global__ void cast_kernel(const From* x, To* out, int64_t n) {
+  DP_FOR_EACH(i, n) out[i] = static_cast<To>(x[i]);
+}
+
+template <class To>
+cudaError_t cast_to(cudaStream_t s, const KView& x, To* out) {
+  const int64_t n = x.numel();
+  switch (x.dtype) {
+    case DType::kFloat32:
+      cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<float>(), out, n);
+      break;
+    case DType::kFloat64:
+      cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<double>(), out, n);
+      break;
+    case DType::kInt64:
+      cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<int64_t>(), out, n);
+      break;
+    case DType::kUInt8:
+      cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<uint8_t>(), out, n);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+// ---- binary arithmetic with NumPy broadcasting ----
+
+// Strides of a and b over out's dimensions (0 where broadcast), for the general path.
+struct Broadcast {
+  int ndim;
+  int64_t shape[kMaxDims];
+  int64_t stride_a[kMaxDims];
+  int64_t stride_b[kMaxDims];
+};
+
+void broadcast_strides(const KView& v, const KView& out, int64_t* strides) {
+  int64_t s = 1;
+  for (int i = out.ndim - 1; i >= 0; --i) {
+    const int vi = i - (out.ndim - v.ndim);
+    if (vi < 0) {
+      strides[i] = 0;
+      continue;
+    }
+    strides[i] = v.shape[vi] == 1 && out.shape[i] != 1 ? 0 : s;
+    s *= v.shape[vi];
+  }
+}
+
+template <class T>
+__device__ inline T apply_binary(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return a + b;
+    case BinaryOp::kSub:
+      return a - b;
+    case BinaryOp::kMul:
+      return a * b;
+    case BinaryOp::kDiv:
+      return a / b;
+  }
+  return T(0);
+}
+
+template <class T>
+__global__ void binary_same_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
+  DP_FOR_EACH(i, n) out[i] = apply_binary(op, a[i], b[i]);
+}
+
+template <class T>
+__global__ void binary_broadcast_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n,
+                                        Broadcast bc) {
+  DP_FOR_EACH(i, n) {
+    int64_t rest = i, oa = 0, ob = 0;
+    for (int d = bc.ndim - 1; d >= 0; --d) {
+      const int64_t k = rest % bc.shape[d];
+      rest /= bc.shape[d];
+      oa += k * bc.stride_a[d];
+      ob += k * bc.stride_b[d];
+    }
+    out[i] = apply_binary(op, a[oa], b[ob]);
+  }
+}
+
+template <class T>
+cudaError_t launch_binary(cudaStream_t s, BinaryOp op, const KView& a, const KView& b,
+                          const KView& out) {
+  const int64_t n = out.numel();
+  if (a.numel() == n && b.numel() == n) {
+    binary_same_kernel<T>
+        <<<grid_for(n), kThreads, 0, s>>>(op, a.as<T>(), b.as<T>(), out.as<T>(), n);
+  } else {
+    Broadcast bc{};
+    bc.ndim = out.ndim;
+    for (int i = 0; i < out.ndim; ++i) bc.shape[i] = out.shape[i];
+    broadcast_strides(a, out, bc.stride_a);
+    broadcast_strides(b, out, bc.stride_b);
+    binary_broadcast_kernel<T>
+        <<<grid_for(n), kThreads, 0, s>>>(op, a.as<T>(), b.as<T>(), out.as<T>(), n, bc);
+  }
+  return cudaGetLastError();
+}
+
+// ---- affine, activations and their derivatives ----
+
+template <class T>
+__global__ void affine_kernel(const T* x, T* out, int64_t n, T alpha, T beta) {
+  DP_FOR_EACH(i, n) out[i] = alpha * x[i] + beta;
+}
+
+template <class T>
+__device__ inline T gelu_cdf(T x) {
+  return T(0.5) * (T(1) + dev_erf(x * T(0.70710678118654752440)));
+}
+
+template <class T>
+__device__ inline T unary_value(UnaryOp op, T v) {
+  switch (op) {
+    case UnaryOp::kRelu:
+      return v > T(0) ? v : T(0);
+    case UnaryOp::kGelu:
+      return v * gelu_cdf(v);
+    case UnaryOp::kTanh:
+      return dev_tanh(v);
+    case UnaryOp::kSigmoid:
+      return T(1) / (T(1) + dev_exp(-v));
+    case UnaryOp::kExp:
+      return dev_exp(v);
+    case UnaryOp::kLog:
+      return dev_log(v);
+  }
+  return v;
+}
+
+// f'(.) from `s`: the input x for kRelu, kGelu and kLog, the output y for the others.
+template <class T>
+__device__ inline T unary_derivative(UnaryOp op, T s) {
+  switch (op) {
+    case UnaryOp::kRelu:
+      return s > T(0) ? T(1) : T(0);
+    case UnaryOp::kGelu:
+      return gelu_cdf(s) + s * dev_exp(T(-0.5) * s * s) * T(0.39894228040143267794);
+    case UnaryOp::kTanh:
+      return T(1) - s * s;
+    case UnaryOp::kSigmoid:
+      return s * (T(1) - s);
+    case UnaryOp::kExp:
+      return s;
+    case UnaryOp::kLog:
+      return T(1) / s;
+  }
+  return T(0);
+}
+
+template <class T>
+__global__ void unary_kernel(UnaryOp op, const T* x, T* out, int64_t n) {
+  DP_FOR_EACH(i, n) out[i] = unary_value(op, x[i]);
+}
+
+template <class T>
+__global__ void unary_backward_kernel(UnaryOp op, const T* gy, const T* saved, T* gx, int64_t n) {
+  DP_FOR_EACH(i, n) gx[i] = gy[i] * unary_derivative(op, saved[i]);
+}
+
+template <class T>
+__global__ void bias_relu_kernel(T* c, int64_t n, int64_t cols, const T* bias, bool relu,
+                                 bool zero_first) {
+  DP_FOR_EACH(i, n) {
+    T v = zero_first ? T(0) : c[i];
+    if (bias) v += bias[i % cols];
+    if (relu && v < T(0)) v = T(0);
+    c[i] = v;
+  }
+}
+
+// ---- dropout: ref::uniform01, bit for bit ----
+
+__device__ inline double uniform01(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+template <class T>
+__global__ void dropout_kernel(T* mask, int64_t n, double p, T keep, uint64_t seed) {
+  DP_FOR_EACH(i, n) mask[i] = uniform01(seed, static_cast<uint64_t>(i)) < p ? T(0) : keep;
+}
+
+// ---- embedding ----
+
+template <class T>
+__global__ void embedding_kernel(const int64_t* idx, const T* weight, T* out, int64_t n,
+                                 int64_t rows, int64_t dim, DataErrorSink error) {
+  DP_FOR_EACH(i, n) {
+    const int64_t r = i / dim, j = i % dim;
+    const int64_t k = idx[r];
+    if (k < 0 || k >= rows) {
+      if (j == 0) record_data_error(error, kEmbeddingIndex, r, k, rows);
+      out[i] = T(0);
+    } else {
+      out[i] = weight[k * dim + j];
+    }
+  }
+}
+
+template <class T>
+__global__ void embedding_backward_kernel(const int64_t* idx, const T* gy, T* gw, int64_t n,
+                                          int64_t rows, int64_t dim) {
+  DP_FOR_EACH(i, n) {
+    const int64_t r = i / dim, j = i % dim;
+    const int64_t k = idx[r];
+    if (k >= 0 && k < rows) atomicAdd(gw + k * dim + j, gy[i]);  // the forward reported others
+  }
+}
+
+// ---- optimizers (PyTorch's rules, as ref::sgd_step and ref::adam_step) ----
+
+template <class T>
+__global__ void sgd_kernel(T* w, const T* g, T* buf, int64_t n, T lr, T wd, T mom, T damp,
+                           bool nesterov, bool first_step) {
+  DP_FOR_EACH(i, n) {
+    T d = g[i] + wd * w[i];
+    if (buf) {
+      const T b = first_step ? d : mom * buf[i] + damp * d;
+      buf[i] = b;
+      d = nesterov ? d + mom * b : b;
+    }
+    w[i] -= lr * d;
+  }
+}
+
+template <class T>
+struct AdamScalars {
+  T step_size, inv_sqrt_bc2, b1, b2, eps, wd, decay;
+  bool decoupled;
+};
+
+template <class T>
+__global__ void adam_kernel(T* w, const T* g, T* m, T* v, int64_t n, AdamScalars<T> a) {
+  DP_FOR_EACH(i, n) {
+    T gi = g[i];
+    T wi = w[i];
+    if (a.decoupled) {
+      wi *= a.decay;
+    } else {
+      gi += a.wd * wi;
+    }
+    const T mi = a.b1 * m[i] + (T(1) - a.b1) * gi;
+    const T vi = a.b2 * v[i] + (T(1) - a.b2) * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    w[i] = wi - a.step_size * mi / (dev_sqrt(vi) * a.inv_sqrt_bc2 + a.eps);
+  }
+}
+
+template <class T>
+cudaError_t launch_adam(cudaStream_t s, const KView& param, const KView& grad, const KView& m,
+                        const KView& v, const AdamParams& p) {
+  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(p.step));
+  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(p.step));
+  AdamScalars<T> a;
+  a.step_size = static_cast<T>(p.lr / bc1);
+  a.inv_sqrt_bc2 = static_cast<T>(1.0 / std::sqrt(bc2));
+  a.b1 = static_cast<T>(p.beta1);
+  a.b2 = static_cast<T>(p.beta2);
+  a.eps = static_cast<T>(p.eps);
+  a.wd = static_cast<T>(p.weight_decay);
+  a.decay = static_cast<T>(1.0 - p.lr * p.weight_decay);
+  a.decoupled = p.decoupled;
+  const int64_t n = param.numel();
+  adam_kernel<T>
+      <<<grid_for(n), kThreads, 0, s>>>(param.as<T>(), grad.as<T>(), m.as<T>(), v.as<T>(), n, a);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t fill(cudaStream_t s, const KView& out, double value) {
+  const int64_t n = out.numel();
+  switch (out.dtype) {
+    case DType::kFloat32:
+      return launch_fill(s, out.data, n, static_cast<float>(value));
+    case DType::kFloat64:
+      return launch_fill(s, out.data, n, value);
+    case DType::kInt64:
+      return launch_fill(s, out.data, n, static_cast<int64_t>(value));
+    case DType::kUInt8:  // as the CPU backend's memset
+      return launch_fill(s, out.data, n, static_cast<uint8_t>(static_cast<int>(value)));
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t cast(cudaStream_t s, const KView& x, const KView& out) {
+  switch (out.dtype) {
+    case DType::kFloat32:
+      return cast_to(s, x, out.as<float>());
+    case DType::kFloat64:
+      return cast_to(s, x, out.as<double>());
+    case DType::kInt64:
+      return cast_to(s, x, out.as<int64_t>());
+    case DType::kUInt8:
+      return cast_to(s, x, out.as<uint8_t>());
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t binary(cudaStream_t s, BinaryOp op, const KView& a, const KView& b, const KView& out) {
+  switch (out.dtype) {
+    case DType::kFloat32:
+      return launch_binary<float>(s, op, a, b, out);
+    case DType::kFloat64:
+      return launch_binary<double>(s, op, a, b, out);
+    case DType::kInt64:
+      return launch_binary<int64_t>(s, op, a, b, out);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t affine(cudaStream_t s, const KView& x, const KView& out, double alpha, double beta) {
+  const int64_t n = out.numel();
+  if (out.dtype == DType::kFloat32) {
+    affine_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
+        x.as<float>(), out.as<float>(), n, static_cast<float>(alpha), static_cast<float>(beta));
+  } else {
+    affine_kernel<double>
+        <<<grid_for(n), kThreads, 0, s>>>(x.as<double>(), out.as<double>(), n, alpha, beta);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t unary(cudaStream_t s, UnaryOp op, const KView& x, const KView& out) {
+  const int64_t n = out.numel();
+  if (out.dtype == DType::kFloat32) {
+    unary_kernel<float><<<grid_for(n), kThreads, 0, s>>>(op, x.as<float>(), out.as<float>(), n);
+  } else {
+    unary_kernel<double><<<grid_for(n), kThreads, 0, s>>>(op, x.as<double>(), out.as<double>(), n);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t unary_backward(cudaStream_t s, UnaryOp op, const KView& gy, const KView& saved,
+                           const KView& gx) {
+  const int64_t n = gx.numel();
+  if (gx.dtype == DType::kFloat32) {
+    unary_backward_kernel<float>
+        <<<grid_for(n), kThreads, 0, s>>>(op, gy.as<float>(), saved.as<float>(), gx.as<float>(), n);
+  } else {
+    unary_backward_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        op, gy.as<double>(), saved.as<double>(), gx.as<double>(), n);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t bias_relu(cudaStream_t s, DType dtype, void* c, int64_t rows, int64_t cols,
+                      const void* bias, bool relu, bool zero_first) {
+  const int64_t n = rows * cols;
+  if (n == 0) return cudaSuccess;
+  if (dtype == DType::kFloat32) {
+    bias_relu_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<float*>(c), n, cols, static_cast<const float*>(bias), relu, zero_first);
+  } else {
+    bias_relu_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<double*>(c), n, cols, static_cast<const double*>(bias), relu, zero_first);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t dropout_mask(cudaStream_t s, const KView& mask, double p, uint64_t seed) {
+  const int64_t n = mask.numel();
+  const double keep = 1.0 / (1.0 - p);
+  if (mask.dtype == DType::kFloat32) {
+    dropout_kernel<float>
+        <<<grid_for(n), kThreads, 0, s>>>(mask.as<float>(), n, p, static_cast<float>(keep), seed);
+  } else {
+    dropout_kernel<double><<<grid_for(n), kThreads, 0, s>>>(mask.as<double>(), n, p, keep, seed);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t embedding(cudaStream_t s, const KView& idx, const KView& weight, const KView& out,
+                      DataErrorSink error) {
+  const int64_t rows = weight.shape[0], dim = weight.shape[1];
+  const int64_t n = idx.numel() * dim;
+  if (n == 0) return cudaSuccess;
+  if (weight.dtype == DType::kFloat32) {
+    embedding_kernel<float><<<grid_for(n), kThreads, 0, s>>>(idx.as<int64_t>(), weight.as<float>(),
+                                                             out.as<float>(), n, rows, dim, error);
+  } else {
+    embedding_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        idx.as<int64_t>(), weight.as<double>(), out.as<double>(), n, rows, dim, error);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t embedding_backward(cudaStream_t s, const KView& idx, const KView& gy, const KView& gw) {
+  const int64_t rows = gw.shape[0], dim = gw.shape[1];
+  const int64_t n = idx.numel() * dim;
+  if (n == 0) return cudaSuccess;
+  if (gw.dtype == DType::kFloat32) {
+    embedding_backward_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
+        idx.as<int64_t>(), gy.as<float>(), gw.as<float>(), n, rows, dim);
+  } else {
+    embedding_backward_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        idx.as<int64_t>(), gy.as<double>(), gw.as<double>(), n, rows, dim);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t sgd_step(cudaStream_t s, const KView& param, const KView& grad,
+                     const KView* momentum_buf, const SgdParams& p) {
+  const int64_t n = param.numel();
+  if (param.dtype == DType::kFloat32) {
+    sgd_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
+        param.as<float>(), grad.as<float>(), momentum_buf ? momentum_buf->as<float>() : nullptr, n,
+        static_cast<float>(p.lr), static_cast<float>(p.weight_decay),
+        static_cast<float>(p.momentum), static_cast<float>(1.0 - p.dampening), p.nesterov,
+        p.first_step);
+  } else {
+    sgd_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        param.as<double>(), grad.as<double>(), momentum_buf ? momentum_buf->as<double>() : nullptr,
+        n, p.lr, p.weight_decay, p.momentum, 1.0 - p.dampening, p.nesterov, p.first_step);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t adam_step(cudaStream_t s, const KView& param, const KView& grad, const KView& m,
+                      const KView& v, const AdamParams& p) {
+  if (param.dtype == DType::kFloat32) return launch_adam<float>(s, param, grad, m, v, p);
+  return launch_adam<double>(s, param, grad, m, v, p);
+}
+
+}  // namespace dp::cuda_plugin::kernels

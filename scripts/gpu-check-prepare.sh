@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Run HERE (a Debian machine with its package mirror), before scripts/gpu-check.sh runs on
+# the GPU machine, which has the CUDA toolkit, cmake, a compiler and PyTorch but no
+# Debian packages and no network. Downloads the .deb files the build needs into the
+# git-ignored folder .gpu-debs/ (carry it to the GPU machine); gpu-check.sh unpacks them
+# into a private prefix with dpkg -x.
+#   scripts/gpu-check-prepare.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  libdnnl2 libdnnl-dev          # oneDNN: the CPU kernels of the core
+  ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-c-headers  # Debian's oneDNN needs OpenCL
+  nlohmann-json3-dev            # safetensors
+  libdlpack-dev                 # DLPack
+  zlib1g zlib1g-dev             # gzip'd IDX files
+  libcmocka0 libcmocka-dev      # the C API suites (configured with the tests)
+  libgtest-dev                  # the C++ suites, test_cuda among them
+)
+# Everything travels with the working tree, whose limit is 64 MiB.
+LIMIT_KB=$((40 * 1024))
+
+mkdir -p .gpu-debs
+rm -f .gpu-debs/*.deb
+(cd .gpu-debs && apt-get download "${PACKAGES[@]}" 2>&1 | grep -v "^W: Download is performed unsandboxed" || true)
+for p in "${PACKAGES[@]}"; do
+  if ! ls .gpu-debs/"${p}"_*.deb >/dev/null 2>&1; then
+    echo "gpu-check-prepare: $p was not downloaded (apt-get update may be needed)" >&2
+    exit 1
+  fi
+  # Plain names (no epoch's %3a, no ~ or +) travel safely: <package>.deb.
+  mv .gpu-debs/"${p}"_*.deb .gpu-debs/"${p}".deb
+done
+size_kb=$(du -sk .gpu-debs | cut -f1)
+ls -la .gpu-debs
+echo "gpu-check-prepare: ${#PACKAGES[@]} packages, ${size_kb} KiB in .gpu-debs/"
+if [ "$size_kb" -gt "$LIMIT_KB" ]; then
+  echo "gpu-check-prepare: more than $LIMIT_KB KiB: too much to carry" >&2
+  exit 1
+fi
+echo "gpu-check-prepare: carry .gpu-debs and run: bash scripts/gpu-check.sh"

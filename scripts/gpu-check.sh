@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# The GPU check: one command for a machine with a GPU, the CUDA toolkit, cmake, a compiler
+# and PyTorch, but no Debian packages and no network (the `device` tool's machines).
+#   1. unpacks the .deb files of .gpu-debs/ (made here by scripts/gpu-check-prepare.sh)
+#      into a private prefix with dpkg -x (never into /),
+#   2. builds the library, the CUDA plugin, the CUDA tests and the benchmark (Release),
+#   3. runs the CUDA test suites (ctest -L cuda),
+#   4. runs bench/dp_gpu_bench and bench/torch_gpu_reference.py on the same GPU and prints
+#      the table of bench/dp_gpu_bench_table.py.
+# A failing phase is reported and the next ones still run; the exit status is 0 only when
+# everything passed. Everything is printed and, when $OUT is set, saved there (at most 8
+# files): gpu-check.log, configure.log, build.log, ctest.log, dp_bench.jsonl,
+# torch_bench.jsonl, table.md.
+#
+#   bash scripts/gpu-check.sh
+# Environment (all optional): JOBS (default: every core), BUILD_DIR (default build-gpu),
+# DP_DEPS_PREFIX (default /tmp/dp-gpu-deps), DP_CUDA_ARCHITECTURES (default 90),
+# DP_GPU_CHECK_ISOLATE=1 (ignore the system's own packages: a rehearsal on a machine that
+# has them), DP_GPU_CHECK_SECONDS (the time budget, default 470).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-gpu}
+PREFIX=${DP_DEPS_PREFIX:-/tmp/dp-gpu-deps}
+JOBS=${JOBS:-$(nproc)}
+LOGS=${OUT:-$BUILD/logs}
+DEADLINE=${DP_GPU_CHECK_SECONDS:-470}  # the whole check must end within 8 minutes
+mkdir -p "$LOGS"
+
+phase() { echo; echo "== [$(date +%H:%M:%S), ${SECONDS}s] $*"; }
+# Seconds a phase may take: at most $1, and never so long that the phases after it
+# (which need $2 seconds) miss the deadline.
+budget() {
+  local left=$((DEADLINE - SECONDS - $2))
+  [ "$left" -lt 10 ] && left=10  # timeout 0 would mean no limit at all
+  if [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
+
+# Extracts a .deb without dpkg when the machine has none (ar archive, data.tar.*).
+extract_deb() {
+  if command -v dpkg >/dev/null 2>&1; then
+    dpkg -x "$1" "$2"
+    return
+  fi
+  python3 - "$1" "$2" <<'PY'
+import io, sys, tarfile
+deb, dest = sys.argv[1], sys.argv[2]
+data = open(deb, "rb").read()
+assert data[:8] == b"!<arch>\n", f"{deb} is not a .deb"
+pos = 8
+while pos < len(data):
+    name = data[pos:pos + 16].decode().strip().rstrip("/")
+    size = int(data[pos + 48:pos + 58].decode().strip())
+    body = data[pos + 60:pos + 60 + size]
+    if name.startswith("data.tar"):
+        tarfile.open(fileobj=io.BytesIO(body)).extractall(dest)
+    pos += 60 + size + (size & 1)
+PY
+}
+
+# A Python package's folder (the pip wheels of NVIDIA's libraries), or nothing.
+pip_dir() {
+  python3 -c "import importlib, sys; m = importlib.import_module(sys.argv[1]); print(list(m.__path__)[0])" \
+    "$1" 2>/dev/null || true
+}
+
+main() {
+  local status=0
+
+  phase "machine"
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>/dev/null ||
+    echo "(nvidia-smi is not available)"
+  local nvcc
+  nvcc=$(command -v nvcc || true)
+  [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc
+  if [ -z "$nvcc" ]; then
+    echo "gpu-check: no nvcc on PATH or in /usr/local/cuda/bin: the CUDA toolkit is needed"
+    return 1
+  fi
+  echo "nvcc: $nvcc ($("$nvcc" --version | tail -n 1))"
+  echo "cmake: $(cmake --version | head -n 1); c++: $(c++ --version | head -n 1)"
+  echo "python3: $(command -v python3) ($(python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -n 1))"
+  echo "cores: $(nproc), jobs: $JOBS"
+
+  phase "dependencies: unpacking .gpu-debs/ into $PREFIX"
+  if ! ls .gpu-debs/*.deb >/dev/null 2>&1; then
+    echo "gpu-check: .gpu-debs/ has no .deb files: run scripts/gpu-check-prepare.sh on the"
+    echo "build machine first and carry .gpu-debs to this one"
+    return 1
+  fi
+  rm -rf "$PREFIX"
+  mkdir -p "$PREFIX"
+  for f in .gpu-debs/*.deb; do extract_deb "$f" "$PREFIX"; done
+  # Debian's absolute links (libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13) point into
+  # the prefix now.
+  find "$PREFIX" -type l | while read -r link; do
+    target=$(readlink "$link")
+    case "$target" in
+      /*) if [ -e "$PREFIX$target" ]; then ln -sfn "$PREFIX$target" "$link"; fi ;;
+    esac
+  done
+  local libdirs="$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu"
+  export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "$(ls .gpu-debs/*.deb | wc -l) packages unpacked"
+
+  phase "locating NCCL and cuBLAS"
+  local cuda_root extra=()
+  cuda_root=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+  local nccl_h="" nccl_lib=""
+  for d in "$cuda_root/include" /usr/local/cuda/include /usr/include \
+           "$cuda_root/targets/x86_64-linux/include"; do
+    if [ -f "$d/nccl.h" ]; then nccl_h=$d; break; fi
+  done
+  if [ -z "$nccl_h" ]; then
+    local p
+    p=$(pip_dir nvidia.nccl)
+    if [ -n "$p" ] && [ -f "$p/include/nccl.h" ]; then
+      nccl_h=$p/include
+      nccl_lib=$(ls "$p"/lib/libnccl.so* 2>/dev/null | head -n 1)
+      export LD_LIBRARY_PATH="$p/lib:$LD_LIBRARY_PATH"
+    fi
+  fi
+  if [ -n "$nccl_lib" ]; then
+    extra+=(-DNCCL_INCLUDE_DIR="$nccl_h" -DNCCL_LIBRARY="$nccl_lib")
+  fi
+  echo "NCCL: ${nccl_h:-not found} ${nccl_lib}"
+  local toolkit_lt
+  toolkit_lt=$(ls "$cuda_root"/lib64/libcublasLt.so* "$cuda_root"/lib/libcublasLt.so* \
+               "$cuda_root"/targets/x86_64-linux/lib/libcublasLt.so* 2>/dev/null | head -n 1)
+  if [ -z "$toolkit_lt" ]; then
+    local p
+    p=$(pip_dir nvidia.cublas)
+    if [ -n "$p" ]; then
+      local lt
+      lt=$(ls "$p"/lib/libcublasLt.so* | head -n 1)
+      extra+=(-DCUDA_cublasLt_LIBRARY="$lt" -DCMAKE_CXX_FLAGS="-isystem $p/include"
+              -DCMAKE_CUDA_FLAGS="-isystem $p/include")
+      export LD_LIBRARY_PATH="$p/lib:$LD_LIBRARY_PATH"
+      echo "cuBLASLt: $lt (PyTorch's wheel)"
+    fi
+  else
+    echo "cuBLASLt: in the toolkit ($cuda_root)"
+  fi
+  if [ "${DP_GPU_CHECK_ISOLATE:-0}" = 1 ]; then
+    extra+=(-DCMAKE_IGNORE_PREFIX_PATH="/usr;/usr/local;/"
+            -DCMAKE_C_COMPILER="$(command -v cc)" -DCMAKE_CXX_COMPILER="$(command -v c++)")
+    echo "(isolated: the system's own packages are ignored)"
+  fi
+  local generator=()
+  if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja -DCMAKE_MAKE_PROGRAM="$(command -v ninja)")
+  fi
+
+  phase "configure ($BUILD)"
+  rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
+  if ! timeout "$(budget 120 300)" cmake -S . -B "$BUILD" "${generator[@]}" \
+      -DCMAKE_BUILD_TYPE=Release -DDP_WITH_CUDA=ON -DDP_BUILD_BINDINGS=OFF \
+      -DDP_BUILD_EXAMPLES=OFF -DDP_BUILD_TESTS=ON -DDP_WERROR=OFF \
+      -DDP_CUDA_ARCHITECTURES="${DP_CUDA_ARCHITECTURES:-90}" \
+      -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
+      -DPython3_EXECUTABLE="$(command -v python3)" "${extra[@]}" \
+      >"$LOGS/configure.log" 2>&1; then
+    tail -n 40 "$LOGS/configure.log"
+    echo "gpu-check: configure FAILED (whole log: configure.log)"
+    return 1
+  fi
+  grep -E "CUDA|NCCL|dnnl|GTest" "$LOGS/configure.log" | head -n 10 || true
+
+  phase "build (-j $JOBS)"
+  local targets=(dataparallel dataparallel_cuda test_cuda test_cuda_plugin_load dp_gpu_bench)
+  if ! timeout "$(budget 330 150)" cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
+      >"$LOGS/build.log" 2>&1; then
+    grep -E -B2 -A8 "error|Error" "$LOGS/build.log" | head -n 80
+    echo "gpu-check: build FAILED (whole log: build.log)"
+    return 1
+  fi
+  echo "built: ${targets[*]}"
+
+  phase "does the plugin find a GPU?"
+  local gpu=1
+  if ! "$BUILD/bin/test_cuda_plugin_load" "$BUILD/lib/libdataparallel_cuda.so"; then
+    echo "gpu-check: the CUDA plugin does not load"
+    status=1
+  fi
+  if ! "$BUILD/bin/test_cuda_plugin_load" "$BUILD/lib/libdataparallel_cuda.so" |
+       grep -q "backend started"; then
+    gpu=0
+    echo "gpu-check: NO GPU is usable here: the CUDA tests will skip and the benchmarks"
+    echo "cannot run (the line above gives the CUDA runtime's reason)"
+  fi
+
+  phase "CUDA test suites (ctest -L cuda)"
+  if ! timeout "$(budget 180 150)" ctest --test-dir "$BUILD" -L cuda --output-on-failure \
+      -j 8 --timeout 150 >"$LOGS/ctest.log" 2>&1; then
+    status=1
+  fi
+  grep -E "Test +#|tests passed|tests failed|\*\*\*|SKIPPED|Failure|Expected|Which is|error:" \
+    "$LOGS/ctest.log" | grep -v "Passed" | head -n 120 || true
+  grep -E "tests passed|tests failed" "$LOGS/ctest.log" || echo "(ctest did not finish)"
+
+  if [ "$gpu" = 0 ]; then
+    phase "benchmarks skipped: no GPU"
+    return 1
+  fi
+
+  phase "benchmark: libdataparallel (bench/dp_gpu_bench)"
+  if ! timeout "$(budget 160 100)" "$BUILD/bin/dp_gpu_bench" >"$LOGS/dp_bench.jsonl"; then
+    echo "gpu-check: dp_gpu_bench FAILED or ran out of time"
+    status=1
+  fi
+  cat "$LOGS/dp_bench.jsonl"
+
+  phase "benchmark: PyTorch (bench/torch_gpu_reference.py)"
+  if ! PYTHONUNBUFFERED=1 timeout "$(budget 100 10)" python3 bench/torch_gpu_reference.py \
+      >"$LOGS/torch_bench.jsonl"; then
+    echo "gpu-check: torch_gpu_reference FAILED or ran out of time"
+    status=1
+  fi
+  cat "$LOGS/torch_bench.jsonl"
+
+  phase "table"
+  python3 bench/dp_gpu_bench_table.py "$LOGS/dp_bench.jsonl" "$LOGS/torch_bench.jsonl" |
+    tee "$LOGS/table.md"
+  return "$status"
+}
+
+set +e
+main 2>&1 | tee "$LOGS/gpu-check.log"
+status=${PIPESTATUS[0]}
+echo
+echo "== gpu-check: $([ "$status" = 0 ] && echo "everything passed" || echo "SOMETHING FAILED (see above)") after ${SECONDS}s; logs in $LOGS"
+exit "$status"

@@ -1,0 +1,27 @@
+# CUDA suites (label "cuda"): every op on CUDA against the CPU backend, DataParallel over
+# CUDA devices, the plugin's start-up without a driver, and the plugin's exports. Tests
+# that need a GPU skip with "no CUDA device: <why>" on machines without one.
+add_executable(test_cuda
+  cuda/test_cuda_plugin.cc
+  cuda/test_cuda_ops.cc
+  cuda/test_cuda_parallel.cc
+  ${PROJECT_SOURCE_DIR}/cuda/device_map.cc
+)
+target_include_directories(test_cuda PRIVATE ${PROJECT_SOURCE_DIR}/cuda)
+target_link_libraries(test_cuda PRIVATE dp_core GTest::gtest GTest::gtest_main dp_warnings)
+if(DP_CUDA_ENABLED)
+  target_compile_definitions(test_cuda PRIVATE
+                             DP_CUDA_PLUGIN_PATH="$<TARGET_FILE:dataparallel_cuda>")
+  add_dependencies(test_cuda dataparallel_cuda)
+endif()
+gtest_discover_tests(test_cuda TEST_PREFIX "cuda." DISCOVERY_TIMEOUT 60
+                     PROPERTIES LABELS "cuda" TIMEOUT 600)
+
+if(DP_CUDA_ENABLED)
+  add_executable(test_cuda_plugin_load cuda/plugin_load.c)
+  target_link_libraries(test_cuda_plugin_load PRIVATE ${CMAKE_DL_LIBS} dp_warnings)
+  add_test(NAME cuda_plugin_exports
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_plugin_exports.sh
+                   $<TARGET_FILE:dataparallel_cuda> $<TARGET_FILE:test_cuda_plugin_load>)
+  set_tests_properties(cuda_plugin_exports PROPERTIES LABELS "cuda")
+endif()

@@ -1,0 +1,264 @@
+// DataParallel on CUDA devices: training over several logical devices on one GPU
+// (DP_CUDA_DEVICES=0,0,0) matches the single-device run, the single CUDA run matches the
+// CPU, and scatter, gather, broadcast and reduce move the right values between CUDA
+// devices and the host. NCCL collectives are checked when two GPUs exist.
+#include <random>
+
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "cuda_test_util.h"
+#include "error.h"
+#include "nn/layers.h"
+#include "optim/optimizer.h"
+#include "parallel/comm.h"
+#include "parallel/data_parallel.h"
+
+namespace dp {
+namespace {
+
+using cuda_test::expect_close;
+using cuda_test::floats;
+using cuda_test::make_context;
+
+std::shared_ptr<Module> mlp(const std::shared_ptr<Context>& ctx, Device d) {
+  auto s = std::make_shared<Sequential>(ctx);
+  s->append(std::make_shared<Linear>(ctx, 784, 512, true, d));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 512, 256, true, d));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 256, 10, true, d));
+  return s;
+}
+
+std::shared_ptr<Module> cnn(const std::shared_ptr<Context>& ctx, Device d) {
+  auto s = std::make_shared<Sequential>(ctx);
+  s->append(std::make_shared<Conv2d>(ctx, 1, 32, 3, 3, 1, 1, 1, 1, true, d));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
+  s->append(std::make_shared<Conv2d>(ctx, 32, 64, 3, 3, 1, 1, 1, 1, true, d));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
+  s->append(std::make_shared<Flatten>(ctx, 1, -1));
+  s->append(std::make_shared<Linear>(ctx, 3136, 128, true, d));
+  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
+  s->append(std::make_shared<Linear>(ctx, 128, 10, true, d));
+  return s;
+}
+
+void copy_weights(const Module& from, Module& to) {
+  auto a = from.state(), b = to.state();
+  ASSERT_EQ(a.size(), b.size());
+  GradModeGuard no_grad(false);
+  for (size_t i = 0; i < a.size(); ++i) ops::copy_(b[i].second, a[i].second);
+}
+
+struct Batch {
+  Tensor x, y;  // on the host (cpu:0), as a data loader would hand them over
+};
+
+std::vector<Batch> make_batches(const std::shared_ptr<Context>& ctx, bool image, int count,
+                                int64_t batch) {
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  std::vector<Batch> out;
+  for (int k = 0; k < count; ++k) {
+    std::vector<float> x(static_cast<size_t>(batch * 784));
+    for (float& v : x) v = u(rng);
+    std::vector<int64_t> y(static_cast<size_t>(batch));
+    for (auto& v : y) v = static_cast<int64_t>(rng() % 10);
+    const Shape xs = image ? Shape{batch, 1, 28, 28} : Shape{batch, 784};
+    out.push_back({ops::from_host(ctx, xs, DType::kFloat32, cpu(0), x.data()),
+                   ops::from_host(ctx, {batch}, DType::kInt64, cpu(0), y.data())});
+  }
+  return out;
+}
+
+// SGD steps on `model` (on `devices[0]`), through DataParallel over `devices` when there
+// are several. Returns the first step's gradients and the final weights.
+std::pair<std::vector<std::vector<float>>, std::vector<std::vector<float>>> train(
+    const std::shared_ptr<Module>& model, const std::vector<Device>& devices,
+    const std::vector<Batch>& batches) {
+  std::unique_ptr<DataParallel> wrapper;
+  if (devices.size() > 1) {
+    wrapper =
+        std::make_unique<DataParallel>(model, devices, std::nullopt, 0, DataParallelOptions{});
+  }
+  Sgd opt(model->parameters(), SgdOptions{0.05, 0.9, 0, 0, false});
+  std::vector<std::vector<float>> first_grads;
+  for (size_t step = 0; step < batches.size(); ++step) {
+    opt.zero_grad();
+    const Tensor x = wrapper ? batches[step].x : ops::to_device(batches[step].x, devices[0]);
+    const Tensor out = wrapper ? wrapper->forward({x})[0] : (*model)({x})[0];
+    backward({ops::cross_entropy(out, ops::to_device(batches[step].y, out.device()))}, {});
+    if (step == 0) {
+      for (const Tensor& p : model->parameters()) first_grads.push_back(floats(p.grad()));
+    }
+    opt.step();
+  }
+  std::vector<std::vector<float>> weights;
+  for (const Tensor& p : model->parameters()) weights.push_back(floats(p));
+  return {first_grads, weights};
+}
+
+void check_equivalence(bool image, int steps, int64_t batch) {
+  auto ctx = make_context("0,0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 3);
+  auto make = [&](Device d) { return image ? cnn(ctx, d) : mlp(ctx, d); };
+  auto reference = make(cpu(0));
+  const auto batches = make_batches(ctx, image, steps, batch);
+
+  auto on_cpu = make(cpu(0));
+  copy_weights(*reference, *on_cpu);
+  const auto [grads_cpu, weights_cpu] = train(on_cpu, {cpu(0)}, batches);
+  auto single = make(cuda(0));
+  copy_weights(*reference, *single);
+  const auto [grads1, weights1] = train(single, {cuda(0)}, batches);
+  {
+    SCOPED_TRACE("one CUDA device against the CPU");
+    for (size_t i = 0; i < grads1.size(); ++i) {
+      expect_close(grads1[i], grads_cpu[i], 1e-5, "first-step gradient " + std::to_string(i));
+    }
+    for (size_t i = 0; i < weights1.size(); ++i) {
+      expect_close(weights1[i], weights_cpu[i], 1e-4,
+                   "weights after training " + std::to_string(i));
+    }
+  }
+  for (int n = 2; n <= 3; ++n) {
+    SCOPED_TRACE(std::to_string(n) + " logical CUDA devices on one GPU");
+    std::vector<Device> devices;
+    for (int i = 0; i < n; ++i) devices.push_back(cuda(i));
+    auto model = make(cuda(0));
+    copy_weights(*reference, *model);
+    const auto [grads, weights] = train(model, devices, batches);
+    ASSERT_EQ(grads.size(), grads1.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      expect_close(grads[i], grads1[i], 1e-5, "first-step gradient " + std::to_string(i));
+    }
+    for (size_t i = 0; i < weights.size(); ++i) {
+      expect_close(weights[i], weights1[i], 1e-4, "weights after training " + std::to_string(i));
+    }
+  }
+}
+
+TEST(CudaDataParallelTraining, MlpOverLogicalDevicesOnOneGpuMatchesTheSingleDeviceRun) {
+  check_equivalence(false, 20, 60);  // chunks 30/30 and 20x3
+}
+
+TEST(CudaDataParallelTraining, CnnOverLogicalDevicesOnOneGpuMatchesTheSingleDeviceRun) {
+  check_equivalence(true, 10, 29);  // uneven chunks: 15/14 and 10/10/9
+}
+
+TEST(CudaDataParallelComm, ScatterFromTheHostAndGatherBackRestoreTheTensor) {
+  auto ctx = make_context("0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  std::vector<float> v(10 * 3);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  Tensor x = ops::from_host(ctx, {10, 3}, DType::kFloat32, cpu(0), v.data());
+  for (int dim : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    const std::vector<int64_t> sizes =
+        dim == 0 ? std::vector<int64_t>{6, 4} : std::vector<int64_t>{2, 1};
+    auto chunks = comm::scatter(x, {cuda(0), cuda(1)}, sizes, dim, true);
+    ASSERT_EQ(chunks.size(), 2u);
+    EXPECT_EQ(chunks[0].device(), cuda(0));
+    EXPECT_EQ(chunks[1].device(), cuda(1));
+    EXPECT_EQ(chunks[1].shape()[dim], sizes[1]);
+    Tensor back = comm::gather(chunks, cpu(1), dim);
+    EXPECT_EQ(back.device(), cpu(1));
+    EXPECT_EQ(floats(back), v);
+    Tensor on_device = comm::gather(chunks, cuda(1), dim);  // onto a CUDA device
+    EXPECT_EQ(floats(on_device), v);
+  }
+  // From a CUDA tensor: the chunk that stays on cuda:0 is a view, the other a copy.
+  Tensor xg = ops::to_device(x, cuda(0));
+  auto chunks = comm::scatter(xg, {cuda(0), cuda(1)}, {5, 5}, 0, true);
+  EXPECT_EQ(chunks[0].data(), xg.data());
+  EXPECT_EQ(floats(comm::gather(chunks, cpu(0), 0)), v);
+}
+
+TEST(CudaDataParallelComm, BroadcastCopiesBucketsToEveryDeviceAndTheHost) {
+  auto ctx = make_context("0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  std::vector<Tensor> ts;
+  for (int i = 0; i < 5; ++i)
+    ts.push_back(ops::full(ctx, {100}, DType::kFloat32, cuda(0), i + 1.0));
+  // 400 bytes each; buckets of 1000 bytes hold two tensors.
+  auto out = comm::broadcast_coalesced(ts, {cuda(0), cuda(1), cpu(0)}, 1000, false);
+  for (size_t d = 0; d < 3; ++d) {
+    ASSERT_EQ(out[d].size(), 5u);
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(floats(out[d][i]), std::vector<float>(100, i + 1.0f)) << "device " << d;
+    }
+  }
+  EXPECT_EQ(out[1][0].device(), cuda(1));
+  EXPECT_EQ(out[2][0].device(), cpu(0));
+  EXPECT_EQ(out[1][0].impl()->storage, out[1][1].impl()->storage);
+  EXPECT_NE(out[1][1].impl()->storage, out[1][2].impl()->storage);
+}
+
+TEST(CudaDataParallelComm, ReduceAddSumsCudaTensorsOntoADeviceOrTheHost) {
+  auto ctx = make_context("0,0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 3);
+  std::vector<Tensor> parts;
+  for (int d = 0; d < 3; ++d)
+    parts.push_back(ops::full(ctx, {1000}, DType::kFloat32, cuda(d), d + 1.0));
+  Tensor on1 = comm::reduce_add(parts, cuda(1));
+  EXPECT_EQ(on1.device(), cuda(1));
+  EXPECT_EQ(floats(on1), std::vector<float>(1000, 6.0f));
+  Tensor on_host = comm::reduce_add(parts, cpu(0));
+  EXPECT_EQ(floats(on_host), std::vector<float>(1000, 6.0f));
+}
+
+TEST(CudaDataParallelComm, CollectivesBetweenDistinctGpusUseNccl) {
+  auto ctx = make_context(nullptr);
+  DP_SKIP_WITHOUT_CUDA(ctx, 1);
+  if (ctx->device_count(DeviceType::kCuda) < 2) {
+    GTEST_SKIP() << "needs two GPUs; this machine has " << ctx->device_count(DeviceType::kCuda);
+  }
+  Backend& b = ctx->backend(DeviceType::kCuda);
+  Tensor src = ops::full(ctx, {4096}, DType::kFloat32, cuda(0), 3.0);
+  Tensor dst = ops::zeros(ctx, {4096}, DType::kFloat32, cuda(1));
+  EXPECT_TRUE(b.broadcast({0, 1}, {src.data(), dst.data()}, src.nbytes(), 0));
+  EXPECT_EQ(floats(dst), std::vector<float>(4096, 3.0f));
+  Tensor a = ops::full(ctx, {4096}, DType::kFloat32, cuda(1), 2.0);
+  Tensor sum = ops::zeros(ctx, {4096}, DType::kFloat32, cuda(0));
+  EXPECT_TRUE(b.reduce_sum({0, 1}, {src.data(), a.data()}, sum.data(), 4096, DType::kFloat32, 0));
+  EXPECT_EQ(floats(sum), std::vector<float>(4096, 5.0f));
+}
+
+TEST(CudaDataParallelComm, LogicalDevicesOnOneGpuHaveNoCollectiveAndFallBackToCopies) {
+  auto ctx = make_context("0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  Backend& b = ctx->backend(DeviceType::kCuda);
+  Tensor src = ops::full(ctx, {16}, DType::kFloat32, cuda(0), 1.0);
+  Tensor dst = ops::zeros(ctx, {16}, DType::kFloat32, cuda(1));
+  EXPECT_FALSE(b.broadcast({0, 1}, {src.data(), dst.data()}, src.nbytes(), 0));
+  EXPECT_FALSE(b.reduce_sum({0, 1}, {src.data(), dst.data()}, src.data(), 16, DType::kFloat32, 0));
+}
+
+TEST(CudaDataParallel, LogicalDevicesOfOneGpuAreBalancedAndTrainFromADeviceInput) {
+  auto log = std::make_shared<cuda_test::LogRecord>();
+  auto ctx = make_context("0,0", 2, log);
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  auto model = mlp(ctx, cuda(0));
+  DataParallel wrapper(model, {cuda(0), cuda(1)}, std::nullopt, 0, DataParallelOptions{});
+  {
+    std::lock_guard<std::mutex> lock(log->mu);
+    for (const auto& line : log->lines)
+      EXPECT_EQ(line.find("imbalance"), std::string::npos) << line;
+  }
+  // The input already on cuda:0: scatter keeps the first chunk there, copies the second.
+  const auto batches = make_batches(ctx, false, 1, 16);
+  Tensor x = ops::to_device(batches[0].x, cuda(0));
+  Tensor out = wrapper.forward({x})[0];
+  EXPECT_EQ(out.device(), cuda(0));
+  backward({ops::cross_entropy(out, ops::to_device(batches[0].y, cuda(0)))}, {});
+  for (const Tensor& p : model->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.grad().device(), cuda(0));
+  }
+  EXPECT_EQ(wrapper.last_devices().size(), 2u);
+}
+
+}  // namespace
+}  // namespace dp
