@@ -16,6 +16,7 @@ PACKAGES=(
   # tests
   libcmocka-dev libgtest-dev junit5
   python3 python3-numpy python3-pytest
+  python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
   python3-torch          # the reference in parity tests and benchmarks
   libopenblas0-pthread   # the BLAS Debian's PyTorch uses; without it torch falls back to
                          # the reference BLAS, ~20x slower, which would flatter our numbers

@@ -1,0 +1,650 @@
+/* The low-level Java classes (package org.dataparallel.swig; the functions are static
+   methods of CApi), generated from the public header. Conventions (the idiomatic layer
+   in org.dataparallel builds on them):
+   - a dp_result other than DP_OK throws org.dataparallel.DataParallelException with the
+     code and dp_last_error()'s message;
+   - a function's output parameter is not passed: it is the return value (handles as
+     proxies that own their reference, numbers, strings, arrays); which one is decided
+     per function in returns.i, generated from the header by java_returns.py;
+   - arrays of devices are int[] of (type, index) pairs; shapes and sizes long[]; caller
+     memory is a primitive array (copied) or a direct java.nio buffer (used in place);
+   - proxies free what they own through a java.lang.ref.Cleaner when unreachable, or at
+     once with delete(); there are no finalizers. */
+%module CApi
+
+%include <stdint.i>
+%include <enumtypeunsafe.swg>
+/* 64-bit integers are Java longs (SWIG's C long is 32-bit in Java; and Java has no
+   unsigned types, so seeds and counters are longs too). */
+%apply long long { int64_t };
+%apply long long { uint64_t };
+%javaconst(1);
+
+%{
+#include <jni.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataparallel/dataparallel.h"
+%}
+
+
+/* The JNI library is loaded before the first native call. */
+%pragma(java) jniclasscode=%{
+  static {
+    org.dataparallel.Library.load();
+  }
+%}
+
+/* ---- proxies: Cleaner instead of finalize ----------------------------------------------- */
+%pragma(java) modulecode=%{
+  /** Frees native objects whose proxies became unreachable. */
+  static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
+
+  /** The native pointers of proxies (0 for null). */
+  static long[] pointers(Object[] proxies) {
+    if (proxies == null) return null;
+    long[] p = new long[proxies.length];
+    for (int i = 0; i < proxies.length; ++i) {
+      p[i] = proxies[i] == null ? 0 : ((Pointer) proxies[i]).pointer();
+    }
+    return p;
+  }
+
+  /** What every proxy class is: a native pointer, freed by delete() (idempotent). */
+  public interface Pointer {
+    long pointer();
+
+    void delete();
+  }
+%}
+
+%typemap(javafinalize) SWIGTYPE ""
+%typemap(javainterfaces) SWIGTYPE "CApi.Pointer"
+%typemap(javabody) SWIGTYPE %{
+  private transient long swigCPtr;
+  private transient java.lang.ref.Cleaner.Cleanable cleanable;
+
+  protected $javaclassname(long cPtr, boolean cMemoryOwn) {
+    swigCPtr = cPtr;
+    if (cMemoryOwn && cPtr != 0) {
+      final long owned = cPtr;
+      cleanable = CApi.CLEANER.register(this, () -> $imclassname.delete_$javaclassname(owned));
+    }
+  }
+
+  public static long getCPtr($javaclassname obj) {
+    return (obj == null) ? 0 : obj.swigCPtr;
+  }
+
+  /** The native pointer; 0 after delete(). */
+  public long pointer() {
+    return swigCPtr;
+  }
+%}
+%typemap(javadestruct, methodname="delete", methodmodifiers="public synchronized") SWIGTYPE {
+    if (cleanable != null) {
+      cleanable.clean();
+      cleanable = null;
+    }
+    swigCPtr = 0;
+  }
+
+/* ---- errors ------------------------------------------------------------------------------ */
+%{
+static void dp_java_throw(JNIEnv* jenv, dp_result code) {
+  jclass cls = (*jenv)->FindClass(jenv, "org/dataparallel/DataParallelException");
+  if (!cls) return; /* NoClassDefFoundError is pending */
+  jmethodID ctor = (*jenv)->GetMethodID(jenv, cls, "<init>", "(ILjava/lang/String;)V");
+  jstring message = (*jenv)->NewStringUTF(jenv, dp_last_error());
+  if (ctor && message) {
+    jobject exc = (*jenv)->NewObject(jenv, cls, ctor, (jint)code, message);
+    if (exc) (*jenv)->Throw(jenv, (jthrowable)exc);
+  }
+}
+
+static void dp_java_throw_illegal(JNIEnv* jenv, const char* message) {
+  jclass cls = (*jenv)->FindClass(jenv, "java/lang/IllegalArgumentException");
+  if (cls) (*jenv)->ThrowNew(jenv, cls, message);
+}
+
+/* Whether output typemaps may build Java objects (no exception pending). */
+#define DP_JAVA_OK(jenv) (!(*(jenv))->ExceptionCheck(jenv))
+%}
+
+/* A parameter group as one macro argument (commas inside). */
+#define DP_ARGS(X...) X
+
+/* Every function that returns a dp_result throws on failure; what it returns in Java is
+   set per function (returns.i): void, or its output. */
+%typemap(out) dp_result {
+  if ($1 != DP_OK) dp_java_throw(jenv, $1);
+}
+
+/* Per-function return types (returns.i applies them). */
+%define DP_JAVA_RETURN_VOID(FUNC)
+%typemap(jni) dp_result FUNC "void"
+%typemap(jtype) dp_result FUNC "void"
+%typemap(jstype) dp_result FUNC "void"
+%typemap(javaout) dp_result FUNC { $jnicall; }
+%enddef
+%define DP_JAVA_RETURN_VALUE(FUNC, JNI, JTYPE)
+%typemap(jni) dp_result FUNC #JNI
+%typemap(jtype) dp_result FUNC #JTYPE
+%typemap(jstype) dp_result FUNC #JTYPE
+%typemap(javaout) dp_result FUNC { return $jnicall; }
+%enddef
+/* A handle: a proxy owning the reference, or null (dp_tensor_grad without a gradient). */
+%define DP_JAVA_RETURN_HANDLE(FUNC, TYPE)
+%typemap(jni) dp_result FUNC "jlong"
+%typemap(jtype) dp_result FUNC "long"
+%typemap(jstype) dp_result FUNC #TYPE
+%typemap(javaout) dp_result FUNC {
+    long cPtr = $jnicall;
+    return cPtr == 0 ? null : new TYPE(cPtr, true);
+  }
+%enddef
+%define DP_JAVA_RETURN_HANDLES(FUNC, TYPE)
+%typemap(jni) dp_result FUNC "jlongArray"
+%typemap(jtype) dp_result FUNC "long[]"
+%typemap(jstype) dp_result FUNC "TYPE[]"
+%typemap(javaout) dp_result FUNC {
+    long[] p = $jnicall;
+    TYPE[] handles = new TYPE[p.length];
+    for (int i = 0; i < p.length; ++i) handles[i] = new TYPE(p[i], true);
+    return handles;
+  }
+%enddef
+
+/* ---- outputs ----------------------------------------------------------------------------- */
+%define DP_JAVA_HANDLE_OUT(TYPE, NAME)
+%typemap(in, numinputs=0) TYPE** NAME (TYPE* handle = NULL) { $1 = &handle; }
+%typemap(argout) TYPE** NAME { jresult = (jlong)(intptr_t)handle$argnum; }
+%enddef
+DP_JAVA_HANDLE_OUT(dp_context, out)
+DP_JAVA_HANDLE_OUT(dp_tensor, out)
+DP_JAVA_HANDLE_OUT(dp_tensor, output)
+DP_JAVA_HANDLE_OUT(dp_tensor, tensor)
+DP_JAVA_HANDLE_OUT(dp_module, out)
+DP_JAVA_HANDLE_OUT(dp_optimizer, out)
+DP_JAVA_HANDLE_OUT(dp_data_parallel, out)
+
+%define DP_JAVA_VALUE_OUT(CTYPE, NAME, JNI)
+%typemap(in, numinputs=0) CTYPE* NAME (CTYPE value = (CTYPE)0) { $1 = ($1_ltype)&value; }
+%typemap(argout) CTYPE* NAME { jresult = (JNI)value$argnum; }
+%enddef
+DP_JAVA_VALUE_OUT(int32_t, out, jint)
+DP_JAVA_VALUE_OUT(int64_t, out, jlong)
+DP_JAVA_VALUE_OUT(size_t, out, jlong)
+DP_JAVA_VALUE_OUT(uint64_t, out, jlong)
+DP_JAVA_VALUE_OUT(uint64_t, calls, jlong)
+DP_JAVA_VALUE_OUT(double, out, jdouble)
+DP_JAVA_VALUE_OUT(dp_dtype, out, jint)
+%typemap(in, numinputs=0) int* out (int value = 0) { $1 = &value; }
+%typemap(argout) int* out { jresult = value$argnum ? JNI_TRUE : JNI_FALSE; }
+%typemap(in, numinputs=0) void** out (void* value = NULL) { $1 = &value; }
+%typemap(argout) void** out { jresult = (jlong)(intptr_t)value$argnum; }
+
+/* A device: a new dp_device struct owned by its proxy. */
+%typemap(in, numinputs=0) dp_device* out (dp_device value) { $1 = &value; }
+%typemap(argout) dp_device* out {
+  dp_device* copy = (dp_device*)malloc(sizeof(dp_device));
+  if (copy) *copy = value$argnum;
+  jresult = (jlong)(intptr_t)copy;
+}
+
+%typemap(in, numinputs=0) const char** out (const char* text = NULL) { $1 = ($1_ltype)&text; }
+%typemap(freearg) const char** out "" /* owned by the library */
+%typemap(argout) const char** out {
+  if (text$argnum && DP_JAVA_OK(jenv)) jresult = (*jenv)->NewStringUTF(jenv, text$argnum);
+}
+%typemap(in, numinputs=0) char** out (char* text = NULL) { $1 = &text; }
+%typemap(argout) char** out {
+  if (text$argnum && DP_JAVA_OK(jenv)) jresult = (*jenv)->NewStringUTF(jenv, text$argnum);
+}
+%typemap(freearg) char** out { free(text$argnum); }
+
+/* A second output: the name of a parameter or buffer, in name[0] (name may be null). */
+%typemap(jni) const char** name "jobjectArray"
+%typemap(jtype) const char** name "String[]"
+%typemap(jstype) const char** name "String[]"
+%typemap(javain) const char** name "$javainput"
+%typemap(in) const char** name (const char* text = NULL) { $1 = ($1_ltype)&text; }
+%typemap(freearg) const char** name ""
+%typemap(argout) const char** name {
+  if ($input && text$argnum && DP_JAVA_OK(jenv) && (*jenv)->GetArrayLength(jenv, $input) > 0) {
+    jstring s = (*jenv)->NewStringUTF(jenv, text$argnum);
+    if (s) (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
+  }
+}
+
+/* Free and total bytes as {free, total}. */
+%typemap(in, numinputs=0) (uint64_t* free_bytes, uint64_t* total_bytes)
+    (uint64_t free_b = 0, uint64_t total_b = 0) {
+  $1 = &free_b;
+  $2 = &total_b;
+}
+%typemap(argout) (uint64_t* free_bytes, uint64_t* total_bytes) {
+  if (DP_JAVA_OK(jenv)) {
+    jlong v[2] = {(jlong)free_b$argnum, (jlong)total_b$argnum};
+    jresult = (*jenv)->NewLongArray(jenv, 2);
+    if (jresult) (*jenv)->SetLongArrayRegion(jenv, jresult, 0, 2, v);
+  }
+}
+
+/* The shape: sizes are never negative, so -1 marks the end of what the library wrote. */
+%typemap(in, numinputs=0) (int64_t* shape, size_t capacity) (int64_t sizes[DP_MAX_DIMS]) {
+  for (int i = 0; i < DP_MAX_DIMS; ++i) sizes[i] = -1;
+  $1 = ($1_ltype)sizes;
+  $2 = DP_MAX_DIMS;
+}
+%typemap(argout) (int64_t* shape, size_t capacity) {
+  if (DP_JAVA_OK(jenv)) {
+    jsize n = 0;
+    jlong v[DP_MAX_DIMS];
+    while (n < DP_MAX_DIMS && sizes$argnum[n] >= 0) {
+      v[n] = (jlong)sizes$argnum[n];
+      ++n;
+    }
+    jresult = (*jenv)->NewLongArray(jenv, n);
+    if (jresult) (*jenv)->SetLongArrayRegion(jenv, jresult, 0, n, v);
+  }
+}
+
+/* Several handles: an array big enough for any call (DP_MAX_OUTPUTS per replica, one
+   entry per device). */
+#define DP_JAVA_MAX_HANDLES 1024
+%define DP_JAVA_HANDLES_OUT(TYPE, ARRAY, COUNT)
+%typemap(in, numinputs=0) (TYPE** ARRAY, size_t capacity, size_t* COUNT)
+    (TYPE* handles[DP_JAVA_MAX_HANDLES], size_t count = 0) {
+  $1 = handles;
+  $2 = DP_JAVA_MAX_HANDLES;
+  $3 = &count;
+}
+%typemap(argout) (TYPE** ARRAY, size_t capacity, size_t* COUNT) {
+  if (DP_JAVA_OK(jenv)) {
+    jlong v[DP_JAVA_MAX_HANDLES];
+    for (size_t i = 0; i < count$argnum; ++i) v[i] = (jlong)(intptr_t)handles$argnum[i];
+    jresult = (*jenv)->NewLongArray(jenv, (jsize)count$argnum);
+    if (jresult) (*jenv)->SetLongArrayRegion(jenv, jresult, 0, (jsize)count$argnum, v);
+  }
+}
+%enddef
+DP_JAVA_HANDLES_OUT(dp_tensor, outputs, n_outputs)
+DP_JAVA_HANDLES_OUT(dp_module, replicas, n_replicas)
+
+/* Devices as (type, index) pairs. */
+%typemap(in, numinputs=0) (dp_device* devices, size_t capacity, size_t* n)
+    (dp_device devices[DP_JAVA_MAX_HANDLES], size_t count = 0) {
+  $1 = devices;
+  $2 = DP_JAVA_MAX_HANDLES;
+  $3 = &count;
+}
+%typemap(argout) (dp_device* devices, size_t capacity, size_t* n) {
+  if (DP_JAVA_OK(jenv)) {
+    const size_t n = count$argnum < DP_JAVA_MAX_HANDLES ? count$argnum : DP_JAVA_MAX_HANDLES;
+    jint v[2 * DP_JAVA_MAX_HANDLES];
+    for (size_t i = 0; i < n; ++i) {
+      v[2 * i] = (jint)devices$argnum[i].type;
+      v[2 * i + 1] = (jint)devices$argnum[i].index;
+    }
+    jresult = (*jenv)->NewIntArray(jenv, (jsize)(2 * n));
+    if (jresult) (*jenv)->SetIntArrayRegion(jenv, jresult, 0, (jsize)(2 * n), v);
+  }
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+%{
+/* n devices from (type, index) pairs; null is (NULL, 0). */
+static int dp_java_devices(JNIEnv* jenv, jintArray pairs, dp_device** out, size_t* n) {
+  *out = NULL;
+  *n = 0;
+  if (!pairs) return 0;
+  const jsize len = (*jenv)->GetArrayLength(jenv, pairs);
+  if (len % 2 != 0) {
+    dp_java_throw_illegal(jenv, "devices must be (type, index) pairs: the length must be even");
+    return -1;
+  }
+  jint* v = (jint*)malloc(sizeof(jint) * (size_t)(len > 0 ? len : 1));
+  dp_device* d = (dp_device*)malloc(sizeof(dp_device) * (size_t)(len / 2 > 0 ? len / 2 : 1));
+  if (!v || !d) {
+    free(v);
+    free(d);
+    dp_java_throw_illegal(jenv, "out of memory");
+    return -1;
+  }
+  (*jenv)->GetIntArrayRegion(jenv, pairs, 0, len, v);
+  for (jsize i = 0; i < len / 2; ++i) {
+    d[i].type = (dp_device_type)v[2 * i];
+    d[i].index = v[2 * i + 1];
+  }
+  free(v);
+  *out = d;
+  *n = (size_t)(len / 2);
+  return 0;
+}
+
+/* A copy of a long[]; null is (NULL, 0). */
+static int dp_java_int64s(JNIEnv* jenv, jlongArray a, int64_t** out, size_t* n) {
+  *out = NULL;
+  *n = 0;
+  if (!a) return 0;
+  const jsize len = (*jenv)->GetArrayLength(jenv, a);
+  int64_t* v = (int64_t*)malloc(sizeof(int64_t) * (size_t)(len > 0 ? len : 1));
+  if (!v) {
+    dp_java_throw_illegal(jenv, "out of memory");
+    return -1;
+  }
+  (*jenv)->GetLongArrayRegion(jenv, a, 0, len, (jlong*)v);
+  *out = v;
+  *n = (size_t)len;
+  return 0;
+}
+
+/* Caller memory: a direct buffer in place, or a primitive array through a copy (so the
+   library never runs inside a JNI critical region). */
+typedef struct dp_java_memory {
+  void* data;
+  size_t size;
+  jarray array; /* the array copied from/to, or NULL */
+  void* copy;
+} dp_java_memory;
+
+static int dp_java_memory_get(JNIEnv* jenv, jobject o, int copy_in, dp_java_memory* m) {
+  static const struct {
+    const char* array_class;
+    const char* buffer_class;
+    size_t size;
+  } kinds[] = {{"[F", "java/nio/FloatBuffer", 4}, {"[D", "java/nio/DoubleBuffer", 8},
+               {"[J", "java/nio/LongBuffer", 8},  {"[I", "java/nio/IntBuffer", 4},
+               {"[B", "java/nio/ByteBuffer", 1}};
+  memset(m, 0, sizeof *m);
+  if (!o) return 0; /* the library names the NULL */
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    jclass array_class = (*jenv)->FindClass(jenv, kinds[k].array_class);
+    if (array_class && (*jenv)->IsInstanceOf(jenv, o, array_class)) {
+      m->array = (jarray)o;
+      const jsize len = (*jenv)->GetArrayLength(jenv, m->array);
+      m->size = (size_t)len * kinds[k].size;
+      m->copy = malloc(m->size > 0 ? m->size : 1);
+      if (!m->copy) {
+        dp_java_throw_illegal(jenv, "out of memory");
+        return -1;
+      }
+      if (copy_in) {
+        void* c = m->copy;
+        switch (kinds[k].array_class[1]) {
+          case 'F': (*jenv)->GetFloatArrayRegion(jenv, (jfloatArray)o, 0, len, (jfloat*)c); break;
+          case 'D':
+            (*jenv)->GetDoubleArrayRegion(jenv, (jdoubleArray)o, 0, len, (jdouble*)c);
+            break;
+          case 'J': (*jenv)->GetLongArrayRegion(jenv, (jlongArray)o, 0, len, (jlong*)c); break;
+          case 'I': (*jenv)->GetIntArrayRegion(jenv, (jintArray)o, 0, len, (jint*)c); break;
+          default: (*jenv)->GetByteArrayRegion(jenv, (jbyteArray)o, 0, len, (jbyte*)c); break;
+        }
+      }
+      m->data = m->copy;
+      return 0;
+    }
+    jclass buffer_class = (*jenv)->FindClass(jenv, kinds[k].buffer_class);
+    if (buffer_class && (*jenv)->IsInstanceOf(jenv, o, buffer_class)) {
+      m->data = (*jenv)->GetDirectBufferAddress(jenv, o);
+      if (!m->data) {
+        dp_java_throw_illegal(jenv, "the buffer must be direct (ByteBuffer.allocateDirect)");
+        return -1;
+      }
+      m->size = (size_t)(*jenv)->GetDirectBufferCapacity(jenv, o) * kinds[k].size;
+      return 0;
+    }
+  }
+  dp_java_throw_illegal(jenv, "memory must be a float[], double[], long[], int[] or byte[], or "
+                              "a direct buffer of those types");
+  return -1;
+}
+
+/* Copies an array back (copy_out) and frees the copy. */
+static void dp_java_memory_release(JNIEnv* jenv, dp_java_memory* m, int copy_out) {
+  if (m->array && m->copy && copy_out && DP_JAVA_OK(jenv)) {
+    const jsize len = (*jenv)->GetArrayLength(jenv, m->array);
+    jclass f = (*jenv)->FindClass(jenv, "[F");
+    jclass d = (*jenv)->FindClass(jenv, "[D");
+    jclass j = (*jenv)->FindClass(jenv, "[J");
+    jclass i = (*jenv)->FindClass(jenv, "[I");
+    if ((*jenv)->IsInstanceOf(jenv, m->array, f)) {
+      (*jenv)->SetFloatArrayRegion(jenv, (jfloatArray)m->array, 0, len, (const jfloat*)m->copy);
+    } else if ((*jenv)->IsInstanceOf(jenv, m->array, d)) {
+      (*jenv)->SetDoubleArrayRegion(jenv, (jdoubleArray)m->array, 0, len, (const jdouble*)m->copy);
+    } else if ((*jenv)->IsInstanceOf(jenv, m->array, j)) {
+      (*jenv)->SetLongArrayRegion(jenv, (jlongArray)m->array, 0, len, (const jlong*)m->copy);
+    } else if ((*jenv)->IsInstanceOf(jenv, m->array, i)) {
+      (*jenv)->SetIntArrayRegion(jenv, (jintArray)m->array, 0, len, (const jint*)m->copy);
+    } else {
+      (*jenv)->SetByteArrayRegion(jenv, (jbyteArray)m->array, 0, len, (const jbyte*)m->copy);
+    }
+  }
+  free(m->copy);
+  m->copy = NULL;
+}
+
+/* Pointers from a long[] of proxies' pointers. */
+static int dp_java_pointers(JNIEnv* jenv, jlongArray a, void*** out, size_t* n) {
+  *out = NULL;
+  *n = 0;
+  if (!a) return 0;
+  const jsize len = (*jenv)->GetArrayLength(jenv, a);
+  jlong* v = (jlong*)malloc(sizeof(jlong) * (size_t)(len > 0 ? len : 1));
+  void** p = (void**)malloc(sizeof(void*) * (size_t)(len > 0 ? len : 1));
+  if (!v || !p) {
+    free(v);
+    free(p);
+    dp_java_throw_illegal(jenv, "out of memory");
+    return -1;
+  }
+  (*jenv)->GetLongArrayRegion(jenv, a, 0, len, v);
+  for (jsize i = 0; i < len; ++i) p[i] = (void*)(intptr_t)v[i];
+  free(v);
+  *out = p;
+  *n = (size_t)len;
+  return 0;
+}
+%}
+
+/* Device lists: int[] of (type, index) pairs; null means every device where the C API
+   allows NULL. */
+%typemap(jni) (const dp_device* device_ids, size_t n_devices),
+               (const dp_device* devices, size_t n_devices) "jintArray"
+%typemap(jtype) (const dp_device* device_ids, size_t n_devices),
+                (const dp_device* devices, size_t n_devices) "int[]"
+%typemap(jstype) (const dp_device* device_ids, size_t n_devices),
+                 (const dp_device* devices, size_t n_devices) "int[]"
+%typemap(javain) (const dp_device* device_ids, size_t n_devices),
+                 (const dp_device* devices, size_t n_devices) "$javainput"
+%typemap(in) (const dp_device* device_ids, size_t n_devices) (dp_device* list = NULL),
+             (const dp_device* devices, size_t n_devices) (dp_device* list = NULL) {
+  if (dp_java_devices(jenv, $input, &list, &$2) != 0) return $null;
+  $1 = list;
+}
+%typemap(freearg) (const dp_device* device_ids, size_t n_devices),
+                  (const dp_device* devices, size_t n_devices) { free(list$argnum); }
+
+/* int64 lists: long[] (null is (NULL, 0)). */
+%define DP_JAVA_INT64S_IN(PAIR)
+%typemap(jni) PAIR "jlongArray"
+%typemap(jtype) PAIR "long[]"
+%typemap(jstype) PAIR "long[]"
+%typemap(javain) PAIR "$javainput"
+%typemap(in) PAIR (int64_t* values = NULL) {
+  if (dp_java_int64s(jenv, $input, &values, &$2) != 0) return $null;
+  $1 = ($1_ltype)values;
+}
+%typemap(freearg) PAIR { free(values$argnum); }
+%enddef
+DP_JAVA_INT64S_IN(DP_ARGS((const int64_t* shape, size_t ndim)))
+DP_JAVA_INT64S_IN(DP_ARGS((const int64_t* sizes, size_t n)))
+DP_JAVA_INT64S_IN(DP_ARGS((const int64_t* chunk_sizes, size_t n_chunk_sizes)))
+
+/* Broadcast flags: boolean[] or null. */
+%typemap(jni) (const int* flags, size_t n_flags) "jbooleanArray"
+%typemap(jtype) (const int* flags, size_t n_flags) "boolean[]"
+%typemap(jstype) (const int* flags, size_t n_flags) "boolean[]"
+%typemap(javain) (const int* flags, size_t n_flags) "$javainput"
+%typemap(in) (const int* flags, size_t n_flags) (int* flags = NULL) {
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    const jsize len = (*jenv)->GetArrayLength(jenv, $input);
+    jboolean* b = (jboolean*)malloc((size_t)(len > 0 ? len : 1));
+    flags = (int*)malloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
+    if (b && flags) {
+      (*jenv)->GetBooleanArrayRegion(jenv, $input, 0, len, b);
+      for (jsize i = 0; i < len; ++i) flags[i] = b[i] ? 1 : 0;
+    }
+    free(b);
+    $1 = flags;
+    $2 = (size_t)len;
+  }
+}
+%typemap(freearg) (const int* flags, size_t n_flags) { free(flags$argnum); }
+
+/* Caller memory: Object (primitive array or direct buffer). */
+%define DP_JAVA_MEMORY_IN(PAIR, COPY_IN, COPY_OUT)
+%typemap(jni) PAIR "jobject"
+%typemap(jtype) PAIR "Object"
+%typemap(jstype) PAIR "Object"
+%typemap(javain) PAIR "$javainput"
+%typemap(in) PAIR (dp_java_memory memory) {
+  if (dp_java_memory_get(jenv, $input, COPY_IN, &memory) != 0) return $null;
+  $1 = memory.data;
+  $2 = memory.size;
+}
+%typemap(freearg) PAIR { dp_java_memory_release(jenv, &memory$argnum, COPY_OUT); }
+%enddef
+DP_JAVA_MEMORY_IN(DP_ARGS((const void* data, size_t nbytes)), 1, 0)
+DP_JAVA_MEMORY_IN(DP_ARGS((const void* src, size_t src_bytes)), 1, 0)
+DP_JAVA_MEMORY_IN(DP_ARGS((void* dst, size_t dst_bytes)), 0, 1)
+
+/* Arrays of handles: proxy arrays, passed as their pointers; the array stays reachable
+   (and so its proxies alive) until the call returns. */
+%define DP_JAVA_HANDLES_IN(PAIR, TYPE)
+%typemap(jni) PAIR "jlongArray"
+%typemap(jtype) PAIR "long[]"
+%typemap(jstype) PAIR "TYPE[]"
+%typemap(javain, post="      java.lang.ref.Reference.reachabilityFence($javainput);") PAIR
+    "CApi.pointers($javainput)"
+%typemap(in) PAIR (void** list = NULL) {
+  if (dp_java_pointers(jenv, $input, &list, &$2) != 0) return $null;
+  $1 = ($1_ltype)list;
+}
+%typemap(freearg) PAIR { free(list$argnum); }
+%enddef
+DP_JAVA_HANDLES_IN(DP_ARGS((dp_tensor* const* inputs, size_t n_inputs)), dp_tensor)
+DP_JAVA_HANDLES_IN(DP_ARGS((dp_tensor* const* tensors, size_t n)), dp_tensor)
+DP_JAVA_HANDLES_IN(DP_ARGS((const dp_tensor* const* tensors, size_t n)), dp_tensor)
+DP_JAVA_HANDLES_IN(DP_ARGS((dp_module* const* replicas, size_t n)), dp_module)
+
+/* Checkpoint metadata: String[] of key, value pairs (null for none). */
+%typemap(jni) (const dp_metadata_entry* metadata, size_t n_metadata) "jobjectArray"
+%typemap(jtype) (const dp_metadata_entry* metadata, size_t n_metadata) "String[]"
+%typemap(jstype) (const dp_metadata_entry* metadata, size_t n_metadata) "String[]"
+%typemap(javain) (const dp_metadata_entry* metadata, size_t n_metadata) "$javainput"
+%typemap(in) (const dp_metadata_entry* metadata, size_t n_metadata)
+    (dp_metadata_entry* entries = NULL, jstring* strings = NULL, jsize count = 0) {
+  $1 = NULL;
+  $2 = 0;
+  if ($input) {
+    count = (*jenv)->GetArrayLength(jenv, $input);
+    if (count % 2 != 0) {
+      dp_java_throw_illegal(jenv, "metadata must be key, value pairs: the length must be even");
+      return $null;
+    }
+    entries = (dp_metadata_entry*)calloc((size_t)(count / 2 + 1), sizeof(dp_metadata_entry));
+    strings = (jstring*)calloc((size_t)(count + 1), sizeof(jstring));
+    if (!entries || !strings) {
+      dp_java_throw_illegal(jenv, "out of memory");
+      return $null;
+    }
+    for (jsize i = 0; i < count; ++i) {
+      strings[i] = (jstring)(*jenv)->GetObjectArrayElement(jenv, $input, i);
+      if (!strings[i]) {
+        dp_java_throw_illegal(jenv, "metadata keys and values must not be null");
+        return $null;
+      }
+      const char* text = (*jenv)->GetStringUTFChars(jenv, strings[i], NULL);
+      if (i % 2 == 0) entries[i / 2].key = text; else entries[i / 2].value = text;
+    }
+    $1 = entries;
+    $2 = (size_t)(count / 2);
+  }
+}
+%typemap(freearg) (const dp_metadata_entry* metadata, size_t n_metadata) {
+  for (jsize i = 0; strings$argnum && entries$argnum && i < count$argnum; ++i) {
+    const char* text = i % 2 == 0 ? entries$argnum[i / 2].key : entries$argnum[i / 2].value;
+    if (strings$argnum[i] && text) (*jenv)->ReleaseStringUTFChars(jenv, strings$argnum[i], text);
+  }
+  free(entries$argnum);
+  free(strings$argnum);
+}
+
+/* Each function's return type (generated; uses the DP_JAVA_RETURN macros above). */
+%include "returns.i"
+
+/* The handles, option structs and shared helpers, wrapped with the typemaps above. */
+%include "dataparallel_common.i"
+
+/* ---- borrowing a direct buffer -----------------------------------------------------------
+   The tensor adopts the buffer's memory and holds a global reference to the buffer until
+   the library lets go of the memory; the deleter may run on a library thread, which it
+   attaches to the JVM (as a daemon) to drop the reference. */
+%ignore dp_tensor_to_dlpack;
+%ignore dp_tensor_from_dlpack;
+%ignore DLManagedTensor;
+%{
+static JavaVM* dp_java_vm = NULL;
+
+static void dp_java_buffer_deleter(void* ref, void* data) {
+  (void)data;
+  JNIEnv* env = NULL;
+  if ((*dp_java_vm)->GetEnv(dp_java_vm, (void**)&env, JNI_VERSION_1_8) != JNI_OK &&
+      (*dp_java_vm)->AttachCurrentThreadAsDaemon(dp_java_vm, (void**)&env, NULL) != JNI_OK) {
+    return; /* cannot reach the JVM (it is shutting down): the buffer outlives us anyway */
+  }
+  (*env)->DeleteGlobalRef(env, (jobject)ref);
+}
+%}
+%typemap(in, numinputs=0) JNIEnv* env "$1 = jenv;"
+%typemap(jni) jobject buffer "jobject"
+%typemap(jtype) jobject buffer "java.nio.Buffer"
+%typemap(jstype) jobject buffer "java.nio.Buffer"
+%typemap(javain) jobject buffer "$javainput"
+%typemap(in) jobject buffer "$1 = $input;"
+%inline %{
+/* A tensor over a direct buffer's memory (its whole capacity, `shape` of `dtype`) on CPU
+   device cpu_index, without a copy: writes by either side are seen by the other. */
+dp_result dp_java_tensor_borrow(JNIEnv* env, dp_context* ctx, dp_dtype dtype, const int64_t* shape,
+                                size_t ndim, jobject buffer, int32_t cpu_index, dp_tensor** out) {
+  dp_java_memory memory;
+  if (!buffer) return dp_set_error(DP_ERR_INVALID_ARGUMENT, "borrow: buffer is null");
+  if (dp_java_memory_get(env, buffer, 0, &memory) != 0) {
+    (*env)->ExceptionClear(env);
+    return dp_set_error(DP_ERR_INVALID_ARGUMENT,
+                        "borrow: the buffer must be a direct FloatBuffer, DoubleBuffer, "
+                        "LongBuffer, IntBuffer or ByteBuffer");
+  }
+  if (memory.array) {
+    dp_java_memory_release(env, &memory, 0);
+    return dp_set_error(DP_ERR_INVALID_ARGUMENT,
+                        "borrow: needs a direct buffer, not an array (copy arrays instead)");
+  }
+  if (!dp_java_vm && (*env)->GetJavaVM(env, &dp_java_vm) != JNI_OK) {
+    return dp_set_error(DP_ERR_INTERNAL, "borrow: no JavaVM");
+  }
+  jobject ref = (*env)->NewGlobalRef(env, buffer);
+  if (!ref) return dp_set_error(DP_ERR_OUT_OF_MEMORY, "borrow: no global reference");
+  /* on failure the deleter has dropped the reference */
+  return dp_tensor_from_adopted(ctx, dtype, shape, ndim, memory.data, memory.size, cpu_index,
+                                dp_java_buffer_deleter, ref, out);
+}
+%}
+
+%include "dataparallel/dataparallel.h"

@@ -1,0 +1,122 @@
+package org.dataparallel;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.dataparallel.swig.CApi;
+import org.dataparallel.swig.dp_context;
+import org.dataparallel.swig.dp_context_options;
+import org.dataparallel.swig.dp_device;
+
+/**
+ * The library's devices: virtual CPU devices (each with one worker thread) and, when the
+ * CUDA plugin finds any, CUDA devices. Tensors, modules and optimizers made from a
+ * context keep it alive in the library after close().
+ *
+ * <pre>{@code
+ * try (Context ctx = Context.builder().cpuDevices(2).build()) { ... }
+ * }</pre>
+ */
+public final class Context extends Handle<dp_context> {
+  private Context(dp_context handle) { super(handle); }
+
+  /** A context with the defaults: one CPU device per core (or DP_CPU_DEVICES), CUDA if any. */
+  public static Context create() { return builder().build(); }
+
+  public static Builder builder() { return new Builder(); }
+
+  /** Options of a new context. */
+  public static final class Builder {
+    private int cpuDevices;
+    private boolean loadCuda = true;
+    private boolean allowTf32;
+    private long seed;
+
+    private Builder() {}
+
+    /** Number of virtual CPU devices; 0 (the default): DP_CPU_DEVICES, else the cores. */
+    public Builder cpuDevices(int n) {
+      this.cpuDevices = n;
+      return this;
+    }
+
+    /** Whether to look for CUDA devices (default true; none found is not an error). */
+    public Builder loadCuda(boolean load) {
+      this.loadCuda = load;
+      return this;
+    }
+
+    /** TF32 tensor-core math for float32 matmul and convolution on CUDA. */
+    public Builder allowTf32(boolean allow) {
+      this.allowTf32 = allow;
+      return this;
+    }
+
+    /** Seed for parameter initialisation and dropout. */
+    public Builder seed(long seed) {
+      this.seed = seed;
+      return this;
+    }
+
+    public Context build() {
+      dp_context_options o = new dp_context_options();
+      try {
+        o.setCpu_devices(cpuDevices);
+        o.setLoad_cuda(loadCuda ? 1 : 0);
+        o.setAllow_tf32(allowTf32 ? 1 : 0);
+        o.setSeed(seed);
+        return new Context(CApi.dp_context_create(o));
+      } finally {
+        o.delete();
+      }
+    }
+  }
+
+  /** Number of devices of a type (0 for CUDA without GPUs). */
+  public int deviceCount(DeviceType type) { return CApi.dp_device_count(handle(), type.value()); }
+
+  /** Every device of a type. */
+  public List<Device> devices(DeviceType type) {
+    List<Device> list = new ArrayList<>();
+    for (int i = 0, n = deviceCount(type); i < n; ++i) list.add(new Device(type, i));
+    return list;
+  }
+
+  /** E.g. "cpu:1 (virtual CPU device, 1 thread)". */
+  public String deviceName(Device device) {
+    dp_device d = device.toNative();
+    try {
+      return CApi.dp_device_name_string(handle(), d);
+    } finally {
+      d.delete();
+    }
+  }
+
+  /** {free, total} bytes of a device. */
+  public long[] deviceMemory(Device device) {
+    dp_device d = device.toNative();
+    try {
+      return CApi.dp_device_memory(handle(), d);
+    } finally {
+      d.delete();
+    }
+  }
+
+  /** Waits until the queued work on a device has finished. */
+  public void synchronize(Device device) {
+    dp_device d = device.toNative();
+    try {
+      CApi.dp_device_synchronize(handle(), d);
+    } finally {
+      d.delete();
+    }
+  }
+
+  dp_context native_() { return handle(); }
+
+  @Override
+  public String toString() {
+    if (isClosed()) return "Context(closed)";
+    return "Context(cpu=" + deviceCount(DeviceType.CPU) + ", cuda=" + deviceCount(DeviceType.CUDA)
+        + ")";
+  }
+}

@@ -1,0 +1,39 @@
+package org.dataparallel;
+
+import org.dataparallel.swig.CApi;
+
+/**
+ * What every class that owns one library handle shares: close() releases it now (twice is
+ * safe), an unreachable object releases it through a Cleaner, and any use after close()
+ * throws a {@link DataParallelException} with code {@link ErrorCode#STATE}.
+ */
+abstract class Handle<H extends CApi.Pointer> implements AutoCloseable {
+  private H handle;
+
+  Handle(H handle) {
+    if (handle == null) {
+      throw new DataParallelException(ErrorCode.INTERNAL, "the library returned no handle");
+    }
+    this.handle = handle;
+  }
+
+  /** The low-level proxy; throws when closed. */
+  final synchronized H handle() {
+    if (handle == null) {
+      throw new DataParallelException(ErrorCode.STATE, getClass().getSimpleName() + " is closed");
+    }
+    return handle;
+  }
+
+  /** Whether close() was called. */
+  public final synchronized boolean isClosed() { return handle == null; }
+
+  /** Releases the handle now; what other handles still use stays alive in the library. */
+  @Override
+  public synchronized void close() {
+    if (handle != null) {
+      handle.delete();
+      handle = null;
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package org.dataparallel;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+class LifecycleTest {
+  static void assertClosedUseThrows(String what, Executable call) {
+    DataParallelException e = assertThrows(DataParallelException.class, call, what);
+    assertEquals(ErrorCode.STATE, e.errorCode(), what);
+    assertTrue(e.getMessage().endsWith("is closed"), e.getMessage());
+  }
+
+  @Test
+  void closingTwiceIsSafeAndUseAfterCloseThrows() {
+    Context ctx = TestSupport.context();
+    Tensor t = Tensor.zeros(ctx, 2);
+    Module m = Module.linear(ctx, 2, 2);
+    Sequential s = Sequential.create(ctx);
+    Optimizer opt = Optimizer.sgd(m).build();
+    DataParallel dp = DataParallel.builder(m).devices(Device.cpu(0)).build();
+    for (AutoCloseable c : List.<AutoCloseable>of(dp, opt, s, m, t, ctx)) {
+      assertFalse(((Handle<?>) c).isClosed());
+      assertDoesNotThrowTwice(c);
+      assertTrue(((Handle<?>) c).isClosed());
+    }
+    assertClosedUseThrows("tensor", t::numel);
+    assertClosedUseThrows("tensor op", () -> t.add(1));
+    assertClosedUseThrows("module", () -> m.forward(t));
+    assertClosedUseThrows("sequential", () -> s.append(m));
+    assertClosedUseThrows("optimizer", opt::step);
+    assertClosedUseThrows("data parallel", dp::devices);
+    assertClosedUseThrows("data parallel module", dp::module);
+    assertClosedUseThrows("context", () -> ctx.deviceCount(DeviceType.CPU));
+    assertClosedUseThrows("factory on a closed context", () -> Tensor.zeros(ctx, 1));
+    assertEquals("Tensor(closed)", t.toString());
+    assertEquals("Module(closed)", m.toString());
+    assertEquals("Context(closed)", ctx.toString());
+    assertEquals("DataParallel(closed)", dp.toString());
+  }
+
+  private static void assertDoesNotThrowTwice(AutoCloseable c) {
+    try {
+      c.close();
+      c.close();
+    } catch (Exception e) {
+      throw new AssertionError(c + " threw on close", e);
+    }
+  }
+
+  @Test
+  void guardsRestoreTheGradMode() {
+    try (Context ctx = TestSupport.context()) {
+      Tensor x = Tensor.of(ctx, new float[] {1}, 1).requiresGrad(true);
+      assertTrue(GradMode.isEnabled());
+      try (GradMode.Guard off = GradMode.disabled()) {
+        assertFalse(GradMode.isEnabled());
+        assertFalse(x.mul(2).requiresGrad());
+        try (GradMode.Guard on = GradMode.enabled()) {
+          assertTrue(x.mul(2).requiresGrad());
+        }
+        assertFalse(GradMode.isEnabled());
+        off.close(); // closing twice is safe
+      }
+      assertTrue(GradMode.isEnabled());
+      assertTrue(GradMode.setEnabled(false));
+      assertFalse(GradMode.setEnabled(true));
+    }
+  }
+
+  /** Resident memory from /proc/self/statm (pages * 4096). */
+  static long rss() throws Exception {
+    String[] f = Files.readString(Path.of("/proc/self/statm")).trim().split(" ");
+    return Long.parseLong(f[1]) * 4096;
+  }
+
+  @Test
+  void noNativeLeakOverManyCreateCloseCycles() throws Exception {
+    try (Context ctx = TestSupport.context()) {
+      float[] data = new float[16384]; // 64 KiB: a leak of it dwarfs the JVM's own growth
+      Runnable cycle = () -> {
+        try (Tensor t = Tensor.of(ctx, data, 16384); Tensor doubled = t.mul(2);
+             Tensor u = doubled.add(1); Tensor sum = u.sum(); Module m = Module.linear(ctx, 4, 4);
+             Tensor x = Tensor.zeros(ctx, 1, 4); Tensor y = m.forward(x)) {
+          sum.item();
+        }
+      };
+      for (int i = 0; i < 1000; ++i) cycle.run();
+      long before = rss();
+      for (int i = 0; i < 10000; ++i) cycle.run();
+      long grown = rss() - before;
+      // One leaked 64 KiB tensor per cycle would be 650 MB.
+      assertTrue(grown < 64L << 20, "RSS grew by " + grown / 1e6 + " MB over 10,000 cycles");
+    }
+  }
+
+  @Test
+  void unreachableTensorsAreReleasedByTheCleaner() throws Exception {
+    try (Context ctx = TestSupport.context()) {
+      java.lang.ref.WeakReference<java.nio.FloatBuffer> buffer = borrowAndDrop(ctx);
+      // The tensor's Cleaner releases the handle; the library then drops its reference to
+      // the buffer, which the collector can then free.
+      for (int i = 0; i < 200 && buffer.get() != null; ++i) {
+        System.gc();
+        Thread.sleep(10);
+      }
+      assertTrue(buffer.get() == null, "the borrowed buffer is still referenced");
+    }
+  }
+
+  private static java.lang.ref.WeakReference<java.nio.FloatBuffer> borrowAndDrop(Context ctx) {
+    java.nio.FloatBuffer buf = TensorTest.floats(256);
+    Tensor t = Tensor.borrow(ctx, buf, 256);
+    assertEquals(256, t.numel());
+    return new java.lang.ref.WeakReference<>(buf);
+  }
+}

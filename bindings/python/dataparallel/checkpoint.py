@@ -1,0 +1,40 @@
+"""Files: a module's state (save, load) and training checkpoints with optimizer state and
+string metadata (save_checkpoint, load_checkpoint, checkpoint_metadata). Both are
+safetensors files that PyTorch's safetensors reader takes."""
+import os
+
+from . import capi
+
+__all__ = ["save", "load", "save_checkpoint", "load_checkpoint", "checkpoint_metadata"]
+
+
+def _module(m):
+    return getattr(m, "module", m)  # a DataParallel's state is its module's
+
+
+def save(module, path):
+    """Every parameter and buffer under its dotted name (written to path.tmp, renamed)."""
+    capi.dp_module_save(_module(module)._h, os.fspath(path))
+
+
+def load(module, path):
+    """Loads a file saved by save (or PyTorch); names, dtypes and shapes must match, and
+    nothing changes when they do not (FormatError names the entry)."""
+    capi.dp_module_load(_module(module)._h, os.fspath(path))
+
+
+def save_checkpoint(path, module, optimizer=None, metadata=None):
+    """The module's state, the optimizer's (if given) and metadata ({str: str})."""
+    capi.dp_checkpoint_save(_module(module)._h, None if optimizer is None else optimizer._h,
+                            os.fspath(path), metadata)
+
+
+def load_checkpoint(path, module, optimizer=None):
+    """Restores a checkpoint into the module and the optimizer (of the kind that saved it)."""
+    capi.dp_checkpoint_load(_module(module)._h, None if optimizer is None else optimizer._h,
+                            os.fspath(path))
+
+
+def checkpoint_metadata(path, key):
+    """Metadata `key` of a checkpoint (OutOfRangeError when absent)."""
+    return capi.dp_checkpoint_metadata_string(os.fspath(path), key)

@@ -1,0 +1,172 @@
+"""DataParallel, as torch.nn.DataParallel: forward scatters the inputs along `dim` over
+the devices, replicates the module, runs the replicas in parallel and gathers the outputs;
+backward is the ordinary Tensor.backward on a loss computed from them, which leaves the
+SUM of the replicas' gradients in the module's parameters. Also the four stages on their
+own (scatter, replicate, parallel_apply, gather) and the functional data_parallel."""
+import os
+
+from . import capi
+from ._handle import Handle
+from .devices import device as as_device, from_c
+from .errors import Error
+from .nn import _Replica, _raise_from_forward
+from .tensor import Tensor, _wrap
+
+__all__ = ["DataParallel", "scatter", "gather", "replicate", "parallel_apply", "data_parallel"]
+
+_BUFFER_SYNC = {"none": 0, "average": 1}
+_PHASES = ("scatter", "replicate", "apply", "gather", "backward", "reduce")
+
+
+def _devices(device_ids):
+    return None if device_ids is None else [as_device(d) for d in device_ids]
+
+
+class DataParallel(Handle):
+    """Wraps `module` for data-parallel forwards.
+
+    device_ids: the devices (None: every CUDA device, else every CPU device); the module
+    must be on device_ids[0] (with one device it is moved there now). output_device: where
+    outputs are gathered (None: device_ids[0]). dim: the batch dimension.
+    chunk_sizes: rows per device (None: equal chunks as torch.chunk). gather=False: forward
+    returns every replica's outputs on its own device. cache_replicas: keep replicas across
+    forwards while grad mode is off and nothing changed. buffer_sync: "none" (PyTorch:
+    replica 0's buffer updates) or "average". alias_cpu: CPU replicas share parameter
+    memory instead of copying it. bucket_bytes: broadcast bucket size (0: 10 MiB).
+    """
+
+    __slots__ = ("_h", "_module", "_gather", "__weakref__")
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, *, chunk_sizes=None,
+                 gather=True, cache_replicas=False, buffer_sync="none", alias_cpu=True,
+                 bucket_bytes=0):
+        options = capi.dp_data_parallel_options()
+        if chunk_sizes is not None:
+            options.set_chunk_sizes([int(c) for c in chunk_sizes])
+        options.no_gather = int(not gather)
+        options.cache_replicas = int(bool(cache_replicas))
+        if buffer_sync not in _BUFFER_SYNC:
+            raise ValueError(f"buffer_sync = {buffer_sync!r}: expected \"none\" or \"average\"")
+        options.buffer_sync = _BUFFER_SYNC[buffer_sync]
+        options.alias_cpu = int(bool(alias_cpu))
+        options.bucket_bytes = bucket_bytes
+        output = None if output_device is None else as_device(output_device)
+        self._h = capi.dp_data_parallel_create(module._h, _devices(device_ids), output, dim,
+                                               options)
+        self._module = module
+        self._gather = gather
+
+    def __call__(self, *inputs, broadcast=None):
+        """One forward; `broadcast` (one flag per input) copies inputs whole to every device
+        instead of splitting them. Returns the gathered output (a list when the module
+        returns several), or with gather=False the list of every replica's outputs."""
+        try:
+            outs = capi.dp_data_parallel_forward(self._h, [t._h for t in inputs], broadcast)
+        except Error as e:
+            _raise_from_forward(e)
+        ctx = self._module._ctx
+        if self._gather and len(outs) == 1:
+            return _wrap(outs[0], ctx)
+        return [_wrap(h, ctx) for h in outs]
+
+    forward = __call__
+
+    @property
+    def module(self):
+        """The wrapped module (the object passed in)."""
+        self._h
+        return self._module
+
+    @property
+    def devices(self):
+        return [from_c(d) for d in capi.dp_data_parallel_devices(self._h)]
+
+    def parameters(self):
+        return self._module.parameters()
+
+    def named_parameters(self):
+        return self._module.named_parameters()
+
+    def train(self, mode=True):
+        self._module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self):
+        self._module.zero_grad()
+
+    def state_dict(self):
+        return self._module.state_dict()
+
+    def load_state_dict(self, state, strict=True):
+        self._module.load_state_dict(state, strict)
+
+    def save(self, path):
+        """The module's state under its own names (no "module." prefix), as safetensors."""
+        capi.dp_data_parallel_save(self._h, os.fspath(path))
+
+    def load(self, path):
+        capi.dp_data_parallel_load(self._h, os.fspath(path))
+
+    def stats(self):
+        """Seconds per phase: {"last": {...}, "total": {...}, "calls": forwards}."""
+        last, total, calls = capi.dp_data_parallel_stats(self._h)
+        return {"last": {p: getattr(last, p) for p in _PHASES},
+                "total": {p: getattr(total, p) for p in _PHASES}, "calls": calls}
+
+    def reset_stats(self):
+        capi.dp_data_parallel_reset_stats(self._h)
+
+    def __repr__(self):
+        if self.closed:
+            return "DataParallel(closed)"
+        devices = ", ".join(str(d) for d in self.devices)
+        return f"DataParallel(devices=[{devices}], module={self._module!r})"
+
+
+def scatter(x, devices, chunk_sizes=None, dim=0):
+    """Splits x along dim over the devices (chunk_sizes: one per device, or None for
+    torch.chunk's). Fewer pieces than devices when x is small. Differentiable."""
+    return [_wrap(h, x._ctx) for h in capi.dp_scatter(x._h, _devices(devices),
+                                                      chunk_sizes and list(chunk_sizes), dim)]
+
+
+def gather(tensors, output_device, dim=0):
+    """Concatenates tensors (any devices) along dim on output_device. Differentiable."""
+    tensors = list(tensors)
+    return _wrap(capi.dp_gather([t._h for t in tensors], as_device(output_device), dim),
+                 tensors[0]._ctx if tensors else None)
+
+
+def replicate(module, devices):
+    """Replicas of module (on devices[0]) for each device: replicas[0] is the module
+    itself; the others hold broadcast copies of the parameters (gradients flow back)."""
+    return [_Replica(module._ctx, h) for h in capi.dp_replicate(module._h, _devices(devices))]
+
+
+def parallel_apply(replicas, inputs, devices):
+    """Runs replicas[i] on inputs[i] (a Tensor or a sequence of them, the same count for
+    each replica) on devices[i], all at once. Each replica must return one output."""
+    per_replica = [[i] if isinstance(i, Tensor) else list(i) for i in inputs]
+    flat = [t._h for group in per_replica for t in group]
+    try:
+        outs = capi.dp_parallel_apply([r._h for r in replicas], flat, _devices(devices))
+    except Error as e:
+        _raise_from_forward(e)
+    ctx = replicas[0]._ctx if replicas else None
+    return [_wrap(h, ctx) for h in outs]
+
+
+def data_parallel(module, inputs, device_ids, output_device=None, dim=0):
+    """One DataParallel forward without a wrapper (and without moving the module)."""
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    output = None if output_device is None else as_device(output_device)
+    try:
+        outs = capi.dp_data_parallel_apply(module._h, [t._h for t in inputs],
+                                           _devices(device_ids), output, dim)
+    except Error as e:
+        _raise_from_forward(e)
+    return _wrap(outs[0], module._ctx) if len(outs) == 1 else [_wrap(h, module._ctx)
+                                                               for h in outs]

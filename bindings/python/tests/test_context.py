@@ -1,0 +1,67 @@
+"""Context: devices, names, memory, synchronisation, logging, closing."""
+import pytest
+
+import dataparallel as dp
+from dataparallel import capi
+
+
+def test_context_has_the_requested_cpu_devices(ctx):
+    assert ctx.device_count("cpu") == 2
+    assert ctx.device_count(dp.DeviceType.cuda) == 0
+    assert ctx.devices() == [dp.cpu(0), dp.cpu(1)]
+    assert ctx.devices("cuda") == []
+
+
+def test_device_name_and_memory(ctx):
+    assert ctx.device_name("cpu:1").startswith("cpu:1")
+    free, total = ctx.device_memory(dp.cpu(0))
+    assert 0 < free <= total
+
+
+def test_synchronize_every_device(ctx):
+    ctx.synchronize()
+    ctx.synchronize("cpu:1")
+
+
+def test_devices_parse_from_strings_and_tuples():
+    assert dp.device("cuda:3") == dp.Device(dp.DeviceType.cuda, 3)
+    assert dp.device("cpu") == dp.cpu(0)
+    assert dp.device((0, 1)) == dp.cpu(1)
+    assert str(dp.cuda(2)) == "cuda:2"
+    with pytest.raises(ValueError):
+        dp.device("tpu:0")
+
+
+def test_version_matches_the_header():
+    assert dp.__version__ == dp.version() == "%d.%d.%d" % (
+        capi.DP_VERSION_MAJOR, capi.DP_VERSION_MINOR, capi.DP_VERSION_PATCH)
+    assert capi.dp_version_number() == capi.DP_VERSION_NUMBER
+
+
+def test_log_messages_reach_the_python_callback():
+    messages = []
+    c = dp.Context(cpu_devices=1, load_cuda=True, log=lambda level, m: messages.append((level, m)),
+                   log_level=dp.LogLevel.debug)
+    capi.dp_py_run_pending()
+    if c.device_count("cuda") == 0:  # then the library says why CUDA is unavailable
+        assert any("CUDA" in m for _, m in messages), messages
+        assert all(isinstance(level, dp.LogLevel) for level, _ in messages)
+    c.close()
+
+
+def test_closed_context_raises_state_error_and_close_twice_is_safe():
+    c = dp.Context(cpu_devices=1, load_cuda=False)
+    t = c.zeros([3])
+    c.close()
+    c.close()
+    assert c.closed
+    with pytest.raises(dp.StateError, match="closed"):
+        c.zeros([2])
+    assert t.numpy().tolist() == [0, 0, 0]  # the tensor keeps the library's context alive
+
+
+def test_with_block_closes_the_context():
+    with dp.Context(cpu_devices=1, load_cuda=False) as c:
+        assert c.device_count() == 1
+    assert c.closed
+    assert repr(c) == "Context(closed)"

@@ -1,0 +1,105 @@
+"""DataParallel and its stages on two CPU devices."""
+import numpy as np
+import pytest
+
+import dataparallel as dp
+
+
+@pytest.fixture
+def model(ctx):
+    return dp.Sequential(ctx, dp.Linear(ctx, 4, 8), dp.ReLU(ctx), dp.Linear(ctx, 8, 3))
+
+
+def test_forward_matches_the_module_and_reports_devices(ctx, model, rng):
+    x = ctx.tensor(rng.standard_normal((10, 4)).astype(np.float32))
+    net = dp.DataParallel(model, ["cpu:0", "cpu:1"])
+    np.testing.assert_allclose(net(x).numpy(), model(x).numpy(), rtol=1e-6)
+    assert net.devices == [dp.cpu(0), dp.cpu(1)] and net.module is model
+    assert net.forward(x).shape == (10, 3)
+    assert "cpu:0, cpu:1" in repr(net)
+
+
+def test_default_devices_are_every_cpu_device(ctx, model):
+    assert dp.DataParallel(model).devices == [dp.cpu(0), dp.cpu(1)]
+
+
+def test_gradients_are_the_full_batch_gradients(ctx, model, rng):
+    x = rng.standard_normal((10, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 10)
+    dp.cross_entropy(model(ctx.tensor(x)), ctx.tensor(y)).backward()
+    want = [p.grad.numpy() for p in model.parameters()]
+    model.zero_grad()
+    net = dp.DataParallel(model, ["cpu:0", "cpu:1"], output_device="cpu:1")
+    out = net(ctx.tensor(x))
+    assert out.device == dp.cpu(1)
+    dp.cross_entropy(out, ctx.tensor(y, device="cpu:1")).backward()
+    for w, p in zip(want, model.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), w, rtol=1e-5, atol=1e-7)
+
+
+def test_options_chunk_sizes_no_gather_broadcast_and_stats(ctx, rng):
+    class AddBias(dp.Module):
+        def forward(self, x, b):
+            return x + b
+
+    m = dp.Sequential(ctx, dp.Linear(ctx, 4, 2))
+    net = dp.DataParallel(m, ["cpu:0", "cpu:1"], chunk_sizes=[3, 1], gather=False,
+                          buffer_sync="average", alias_cpu=False, cache_replicas=True,
+                          bucket_bytes=1 << 16)
+    outs = net(ctx.zeros([4, 4]))
+    assert [o.shape for o in outs] == [(3, 2), (1, 2)]
+    assert [o.device for o in outs] == [dp.cpu(0), dp.cpu(1)]
+    stats = net.stats()
+    assert stats["calls"] == 1 and set(stats["last"]) == {"scatter", "replicate", "apply", "gather",
+                                                          "backward", "reduce"}
+    net.reset_stats()
+    assert net.stats()["calls"] == 0
+    both = dp.DataParallel(AddBias(ctx), ["cpu:0", "cpu:1"])
+    y = both(ctx.zeros([4, 2]), ctx.tensor([1.0, 2.0]), broadcast=[False, True])
+    assert y.tolist() == [[1, 2]] * 4
+    with pytest.raises(dp.InvalidArgumentError, match="broadcast has 1 flags"):
+        both(ctx.zeros([4, 2]), ctx.zeros([2]), broadcast=[True])
+    with pytest.raises(ValueError, match="buffer_sync"):
+        dp.DataParallel(m, buffer_sync="sum")
+
+
+def test_bad_device_lists_are_invalid_arguments(ctx, model):
+    with pytest.raises(dp.InvalidArgumentError, match="cpu:5|5"):
+        dp.DataParallel(model, ["cpu:0", "cpu:5"])
+    with pytest.raises(dp.InvalidArgumentError):
+        dp.DataParallel(model, ["cpu:0", "cpu:0"])
+
+
+def test_module_on_another_device_is_a_device_mismatch(ctx, model):
+    net = dp.DataParallel(model, ["cpu:1", "cpu:0"])
+    with pytest.raises(dp.DeviceMismatchError, match="cpu:1"):
+        net(ctx.zeros([2, 4]))
+
+
+def test_save_load_and_passthroughs(ctx, model, tmp_path):
+    net = dp.DataParallel(model, ["cpu:0", "cpu:1"])
+    net.save(tmp_path / "m.safetensors")
+    other = dp.Sequential(ctx, dp.Linear(ctx, 4, 8), dp.ReLU(ctx), dp.Linear(ctx, 8, 3))
+    dp.DataParallel(other, ["cpu:0"]).load(tmp_path / "m.safetensors")
+    np.testing.assert_array_equal(other[0].weight.numpy(), model[0].weight.numpy())
+    assert net.eval() is net and not model.training
+    net.train()
+    assert len(net.parameters()) == 4 and len(net.named_parameters()) == 4
+    net.load_state_dict(net.state_dict())
+    net.zero_grad()
+
+
+def test_stages_scatter_replicate_parallel_apply_gather(ctx, model, rng):
+    devices = ["cpu:0", "cpu:1"]
+    x = ctx.tensor(rng.standard_normal((6, 4)).astype(np.float32))
+    chunks = dp.scatter(x, devices)
+    assert [c.shape for c in chunks] == [(3, 4), (3, 4)]
+    assert [c.device for c in dp.scatter(x, devices, chunk_sizes=[1, 5])] == [dp.cpu(0), dp.cpu(1)]
+    replicas = dp.replicate(model, devices)
+    assert len(replicas) == 2 and replicas[1].type_name == "Sequential"
+    outs = dp.parallel_apply(replicas, chunks, devices)
+    y = dp.gather(outs, "cpu:0")
+    np.testing.assert_allclose(y.numpy(), model(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(dp.data_parallel(model, x, devices).numpy(), y.numpy(), rtol=1e-6)
+    with pytest.raises(dp.InvalidArgumentError, match="2 replicas, 1 devices"):
+        dp.parallel_apply(replicas, chunks, ["cpu:0"])
