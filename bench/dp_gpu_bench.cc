@@ -69,7 +69,9 @@ void synchronize(dp_context* ctx) {
   }
 }
 
-void append(dp_module* seq, dp_result r, dp_module* layer) {
+// `layer` by reference: it is read after the constructor call in the argument list has
+// set it (argument evaluation order is unspecified).
+void append(dp_module* seq, dp_result r, dp_module*& layer) {
   check(r, "creating a layer");
   check(dp_module_append(seq, layer), "dp_module_append");
   dp_module_release(layer);

@@ -173,6 +173,10 @@ void CudaBackend::release_all() noexcept {
     d->blas.reset();
     if (d->error_claim) cudaFree(d->error_claim);
     if (d->error_record) cudaFreeHost(d->error_record);
+    for (int i = 0; i < 2; ++i) {
+      if (d->staging.slot[i]) cudaFreeHost(d->staging.slot[i]);
+      if (d->staging.done[i]) cudaEventDestroy(d->staging.done[i]);
+    }
     if (d->pool) cudaMemPoolDestroy(d->pool);
     if (d->copy) cudaStreamDestroy(d->copy);
     if (d->compute) cudaStreamDestroy(d->compute);

@@ -42,6 +42,14 @@ struct CudaDevice {
   DataError* error_record = nullptr;      // mapped page-locked host memory
   DataError* error_record_dev = nullptr;  // its address on the device
 
+  // Page-locked staging for copies from pageable host memory to this device: the host
+  // fills one slot while the DMA engine empties the other (cuda_copy.cc).
+  struct Staging {
+    std::mutex mu;  // copies may come from the worker of either end of the copy
+    void* slot[2] = {nullptr, nullptr};
+    cudaEvent_t done[2] = {nullptr, nullptr};  // recorded after the last DMA of each slot
+  } staging;
+
   // Worker-thread state: only the device's worker touches it.
   std::unique_ptr<Blas> blas;
   std::string worker_error;  // why worker_started failed ("" when it did not)
@@ -151,6 +159,10 @@ class CudaBackend final : public Backend {
                    const std::string& where);
   void copy_host_to_device(CudaDevice& d, void* dst, size_t dst_pitch, const void* src,
                            size_t src_pitch, size_t row_bytes, size_t rows);
+  // Allocates d's staging slots on first use; false when page-locked memory is short.
+  bool ensure_staging(CudaDevice& d);
+  // Slot i of d's staging, once the DMA that last used it is done.
+  char* staging_slot(CudaDevice& d, int i);
   void copy_device_to_host(CudaDevice& s, void* dst, size_t dst_pitch, const void* src,
                            size_t src_pitch, size_t row_bytes, size_t rows);
   void copy_device_to_device(CudaDevice& exec, CudaDevice& d, void* dst, size_t dst_pitch,

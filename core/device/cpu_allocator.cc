@@ -1,6 +1,7 @@
 #include "device/cpu_allocator.h"
 
 #include <cstdlib>
+#include <iterator>
 
 namespace dp {
 
@@ -30,6 +31,7 @@ void* CpuBlockCache::allocate(size_t nbytes) {
     if (it != free_.end() && !it->second.empty()) {
       void* p = it->second.back();
       it->second.pop_back();
+      if (it->second.empty()) free_.erase(it);
       cached_ -= size;
       return p;
     }
@@ -40,19 +42,35 @@ void* CpuBlockCache::allocate(size_t nbytes) {
 void CpuBlockCache::deallocate(void* p, size_t nbytes) noexcept {
   if (!p) return;
   const size_t size = round_up(nbytes);
+  std::vector<void*> evicted;  // freed after the lock is released
+  bool kept = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (cached_ + size <= limit_) {
-      try {
+    try {
+      if (size <= limit_) {
+        // The block just freed is the likeliest to be asked for again (the same step of
+        // a loop): make room for it by giving back cached blocks, largest first.
+        while (cached_ + size > limit_) {
+          auto largest = std::prev(free_.end());
+          if (largest->second.empty()) {
+            free_.erase(largest);
+            continue;
+          }
+          evicted.push_back(largest->second.back());
+          largest->second.pop_back();
+          cached_ -= largest->first;
+          if (largest->second.empty()) free_.erase(largest);
+        }
         free_[size].push_back(p);
         cached_ += size;
-        return;
-      } catch (...) {
-        // No memory for the bookkeeping: give the block back instead.
+        kept = true;
       }
+    } catch (...) {
+      // No memory for the bookkeeping: give the block back instead.
     }
   }
-  std::free(p);
+  for (void* e : evicted) std::free(e);
+  if (!kept) std::free(p);
 }
 
 void CpuBlockCache::trim() noexcept {

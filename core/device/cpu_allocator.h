@@ -14,8 +14,9 @@ namespace dp {
 
 class CpuBlockCache {
  public:
-  // limit_bytes: the most memory kept in freed blocks (beyond it, blocks go back to the C
-  // library).
+  // limit_bytes: the most memory kept in freed blocks. A freed block that would pass it
+  // makes room by returning cached blocks to the C library, largest first; a block
+  // larger than the limit goes back itself.
   explicit CpuBlockCache(size_t limit_bytes) : limit_(limit_bytes) {}
   ~CpuBlockCache();
   CpuBlockCache(const CpuBlockCache&) = delete;

@@ -26,6 +26,8 @@ int spin_microseconds() {
 
 namespace {
 
+thread_local bool tl_on_worker = false;  // set on every worker's thread
+
 // Spins until ready() or the spin budget is spent; true if ready.
 template <class Ready>
 bool spin_until(Ready&& ready) {
@@ -65,6 +67,10 @@ void Latch::wait() {
   while (finished_.load(std::memory_order_acquire) != total_) DP_CPU_RELAX();
 }
 
+bool Worker::on_a_worker() {
+  return tl_on_worker;
+}
+
 Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop)
     : name_(std::move(name)) {
   // The constructor returns after on_start has run on the new thread, so what on_start
@@ -74,6 +80,7 @@ Worker::Worker(std::string name, std::function<void()> on_start, std::function<v
   thread_ = std::thread([this, &started, &start_error, on_start = std::move(on_start),
                          on_stop = std::move(on_stop)]() mutable {
     thread_id_ = std::this_thread::get_id();
+    tl_on_worker = true;
     try {
       if (on_start) on_start();
     } catch (...) {

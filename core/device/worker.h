@@ -41,6 +41,8 @@ class Worker {
 
   // True on this worker's own thread.
   bool is_current() const { return std::this_thread::get_id() == thread_id_; }
+  // True on any worker's thread (a worker must not wait on another).
+  static bool on_a_worker();
   const std::string& name() const { return name_; }
 
   // Queues a task. The task must not throw (wrap it; see TaskGroup and run).

@@ -1,4 +1,5 @@
 // Copies between tensors, within a device and across devices.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/op_util.h"
@@ -65,6 +66,25 @@ void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, cons
   ctx->run(exec, [&] {
     copy_backend(*ctx, dd, sd).copy_2d(exec, dd, d, dst_pitch, sd, s, src_pitch, row_bytes, rows);
   });
+}
+
+void run_per_device(const Context& ctx, const std::vector<Device>& devices,
+                    const std::vector<std::function<void()>>& tasks) {
+  std::vector<Device> distinct;
+  for (Device d : devices) {
+    if (!d.is_cpu() && std::find(distinct.begin(), distinct.end(), d) == distinct.end()) {
+      distinct.push_back(d);
+    }
+  }
+  if (distinct.size() < 2 || Worker::on_a_worker()) {
+    for (const auto& task : tasks) task();
+    return;
+  }
+  TaskGroup group(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) group.submit(i, ctx.worker(devices[i]), tasks[i]);
+  for (const std::exception_ptr& e : group.wait()) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 void copy_(const Tensor& dst, const Tensor& src) {

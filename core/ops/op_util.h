@@ -2,6 +2,7 @@
 // bad value, and running on the right worker.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,13 @@ inline int dev(const Tensor& t) {
 // devices), so a device task never waits on another worker.
 void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
                     size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows);
+
+// Runs tasks[i] for work that device devices[i] takes part in (copies to or from it). When
+// two or more distinct non-CPU devices take part and this thread is no worker, each task
+// runs on its device's worker, all at once, so the copies to several GPUs overlap;
+// otherwise they run here in order. The first failure (by index) is rethrown.
+void run_per_device(const Context& ctx, const std::vector<Device>& devices,
+                    const std::vector<std::function<void()>>& tasks);
 
 // A node's saved tensors, unpacked with the node's name for the error message.
 #define DP_UNPACK(saved) (saved).unpack(name())

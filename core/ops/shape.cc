@@ -174,12 +174,20 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device) {
   const Slab sl = slab_of(out_shape, d);
   const size_t es = first.element_size();
   const size_t out_row = static_cast<size_t>(out_shape[d] * sl.inner) * es;
+  // Each piece's copy runs on its own device's worker, so a gather from several GPUs
+  // overlaps their copies.
+  std::vector<Device> parts;
+  std::vector<std::function<void()>> copies;
   size_t offset = 0;
   for (const Tensor& t : tensors) {
     const size_t row = static_cast<size_t>(t.shape()[d] * sl.inner) * es;
-    device_copy_2d(out, offset, out_row, t, 0, row, row, static_cast<size_t>(sl.outer));
+    parts.push_back(t.device());
+    copies.push_back([&out, &t, offset, out_row, row, rows = static_cast<size_t>(sl.outer)] {
+      device_copy_2d(out, offset, out_row, t, 0, row, row, rows);
+    });
     offset += row;
   }
+  run_per_device(*ctx, parts, copies);
   if (needs_grad(tensors)) {
     std::vector<const Tensor*> inputs;
     for (const Tensor& t : tensors) inputs.push_back(&t);

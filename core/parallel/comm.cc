@@ -227,17 +227,21 @@ std::vector<Tensor> scatter(const Tensor& x, const std::vector<Device>& devices,
   } else {
     pieces = ops::split(src, sizes, dim);
   }
-  std::vector<Tensor> out;
+  std::vector<Tensor> out(pieces.size());
+  std::vector<Device> targets;  // the copies, each run on its target's worker
+  std::vector<std::function<void()>> copies;
   for (size_t i = 0; i < pieces.size(); ++i) {
     const Device d = devices[i];
     if (d == x.device()) {
-      out.push_back(pieces[i]);
+      out[i] = pieces[i];
     } else if (alias_cpu && both_cpu(d, x.device())) {
-      out.push_back(alias_on(pieces[i], d));
+      out[i] = alias_on(pieces[i], d);
     } else {
-      out.push_back(ops::to_device(pieces[i], d));
+      targets.push_back(d);
+      copies.push_back([&out, &pieces, i, d] { out[i] = ops::to_device(pieces[i], d); });
     }
   }
+  ops::run_per_device(*x.context(), targets, copies);
   return out;
 }
 

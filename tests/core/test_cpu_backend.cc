@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "device/context.h"
+#include "device/cpu_allocator.h"
 #include "device/cpu_backend.h"
 #include "device/cpu_reference.h"
 #include "error.h"
@@ -119,6 +120,52 @@ TEST(CpuBackend, KernelsOutsideTheirWorkerAreRefused) {
                    .unary(0, UnaryOp::kRelu, view(a.data(), DType::kFloat32, {4}),
                           view(c.data(), DType::kFloat32, {4})),
                Error);
+}
+
+}  // namespace
+}  // namespace dp
+
+namespace dp {
+namespace {
+
+TEST(CpuBlockCache, AFreedBlockIsHandedBackForTheSameSize) {
+  CpuBlockCache cache(1 << 20);
+  void* a = cache.allocate(100000);
+  cache.deallocate(a, 100000);
+  EXPECT_EQ(cache.cached_bytes(), CpuBlockCache::round_up(100000));
+  EXPECT_EQ(cache.allocate(100000), a);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  cache.deallocate(a, 100000);
+}
+
+TEST(CpuBlockCache, AFreedBlockThatPassesTheLimitEvictsTheLargestCachedBlocks) {
+  const size_t mib = size_t{1} << 20;
+  CpuBlockCache cache(4 * mib);
+  void* small = cache.allocate(mib / 2);
+  void* mid = cache.allocate(mib);
+  void* large = cache.allocate(2 * mib);
+  void* big = cache.allocate(3 * mib);
+  cache.deallocate(small, mib / 2);
+  cache.deallocate(mid, mib);
+  cache.deallocate(large, 2 * mib);
+  EXPECT_EQ(cache.cached_bytes(), 3 * mib + mib / 2);
+  // 3 MiB more needs 2.5 MiB of room: the 2 MiB block goes, then the 1 MiB one.
+  cache.deallocate(big, 3 * mib);
+  EXPECT_EQ(cache.cached_bytes(), 3 * mib + mib / 2);
+  EXPECT_EQ(cache.allocate(3 * mib), big);
+  EXPECT_EQ(cache.allocate(mib / 2), small);
+  EXPECT_EQ(cache.cached_bytes(), 0u);
+  cache.deallocate(big, 3 * mib);
+  cache.deallocate(small, mib / 2);
+}
+
+TEST(CpuBlockCache, ABlockLargerThanTheLimitIsNotKept) {
+  CpuBlockCache cache(1 << 20);
+  void* small = cache.allocate(1000);
+  cache.deallocate(small, 1000);
+  void* huge = cache.allocate(2 << 20);
+  cache.deallocate(huge, 2 << 20);
+  EXPECT_EQ(cache.cached_bytes(), CpuBlockCache::round_up(1000));  // the small one stays
 }
 
 }  // namespace

@@ -176,6 +176,38 @@ TEST(CudaDataParallelComm, ScatterFromTheHostAndGatherBackRestoreTheTensor) {
   EXPECT_EQ(floats(comm::gather(chunks, cpu(0), 0)), v);
 }
 
+// Copies of 1 MiB and more between pageable host memory and a device go through the
+// device's page-locked staging slots (8 MiB each): contiguous runs longer than a slot,
+// strided rows packed several to a slot, and strided rows longer than a slot.
+TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValue) {
+  auto ctx = make_context("0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> sizes;
+    int dim;
+  };
+  const std::vector<Case> cases = {
+      {{5000, 1001}, {2600, 2400}, 0},        // contiguous, 10 MB per chunk: two slots and a bit
+      {{4097, 1000}, {600, 400}, 1},          // 2400- and 1600-byte rows, many per slot
+      {{3, 5000000}, {2500001, 2499999}, 1},  // 10 MB rows, longer than a slot
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_str(c.shape) + " split along dim " + std::to_string(c.dim));
+    std::vector<float> v(static_cast<size_t>(c.shape[0] * c.shape[1]));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 16777213);
+    Tensor x = ops::from_host(ctx, c.shape, DType::kFloat32, cpu(0), v.data());
+    auto chunks = comm::scatter(x, {cuda(0), cuda(1)}, c.sizes, c.dim, true);
+    ASSERT_EQ(chunks.size(), 2u);
+    const std::vector<Tensor> host_pieces = ops::split(x, c.sizes, c.dim);
+    EXPECT_EQ(floats(chunks[1]), floats(host_pieces[1]));
+    // Device to host into rows of the host tensor (strided along dim 1).
+    EXPECT_EQ(floats(comm::gather(chunks, cpu(1), c.dim)), v);
+    // Host to device into rows of a device tensor.
+    EXPECT_EQ(floats(ops::cat(host_pieces, c.dim, cuda(1))), v);
+  }
+}
+
 TEST(CudaDataParallelComm, BroadcastCopiesBucketsToEveryDeviceAndTheHost) {
   auto ctx = make_context("0,0");
   DP_SKIP_WITHOUT_CUDA(ctx, 2);
