@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "device/convert.h"
 #include "device/cpu_dnnl.h"
 #include "device/cpu_loops.h"
 #include "device/cpu_reference.h"
@@ -151,16 +152,16 @@ void cast_to(const KView& x, To* out) {
   const int64_t n = x.numel();
   switch (x.dtype) {
     case DType::kFloat32:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<float>()[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<float>()[i]);
       break;
     case DType::kFloat64:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<double>()[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<double>()[i]);
       break;
     case DType::kInt64:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<int64_t>()[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<int64_t>()[i]);
       break;
     case DType::kUInt8:
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<To>(x.as<uint8_t>()[i]);
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<uint8_t>()[i]);
       break;
   }
 }

@@ -109,18 +109,25 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
                                                 << ", which this context does not use");
     device = cuda(found);
   } else {
-    DP_THROW(kNotSupported, "DLPack device type " << device_type
-                                                  << " is not supported (CPU = 1, CUDA = 2)");
+    DP_THROW(kNotSupported,
+             "DLPack device type " << device_type << " is not supported (CPU = 1, CUDA = 2)");
   }
   DP_CHECK(dl.data != nullptr || n == 0, kInvalidArgument,
            "DLPack tensor has data NULL but " << n << " elements");
-  void* data = static_cast<char*>(dl.data) + dl.byte_offset;
+  // In integers: pointer arithmetic that leaves the object (or starts from NULL) is
+  // undefined, and a hostile offset may wrap the address space.
+  uintptr_t addr = 0, end = 0;
+  const size_t nbytes = static_cast<size_t>(n) * dtype_size(dtype);
+  DP_CHECK(!__builtin_add_overflow(reinterpret_cast<uintptr_t>(dl.data), dl.byte_offset, &addr) &&
+               !__builtin_add_overflow(addr, nbytes, &end),
+           kInvalidArgument,
+           "DLPack byte_offset " << dl.byte_offset << " puts the data past the end of memory");
+  void* data = reinterpret_cast<void*>(addr);
   DP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0 || n == 0, kNotSupported,
            "DLPack data is not aligned to " << dtype_size(dtype) << " bytes");
-  auto storage = std::make_shared<Storage>(
-      ctx, device, data, static_cast<size_t>(n) * dtype_size(dtype), [src](void*) {
-        if (src->deleter) src->deleter(src);
-      });
+  auto storage = std::make_shared<Storage>(ctx, device, data, nbytes, [src](void*) {
+    if (src->deleter) src->deleter(src);
+  });
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
 }
 

@@ -15,6 +15,24 @@ namespace dp {
 
 namespace {
 
+// A JSON value for an error message: scalars and flat arrays as text (cut at 80
+// characters), anything nested by its kind and size only. Printing a hostile value whole
+// could recurse as deep as it nests.
+std::string brief(const nlohmann::json& v) {
+  bool flat = v.is_primitive();
+  if (v.is_array() && v.size() <= 16) {
+    flat = true;
+    for (const auto& e : v) flat = flat && e.is_primitive();
+  }
+  if (!flat) {
+    return v.is_array() ? "(an array of " + std::to_string(v.size()) + " elements)"
+                        : "(an object of " + std::to_string(v.size()) + " members)";
+  }
+  std::string text = v.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 const char* st_dtype(DType t) {
   switch (t) {
     case DType::kFloat32:
@@ -127,25 +145,26 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
       }
       continue;
     }
+    DP_CHECK(!key.empty(), kFormat, name << ": an entry has an empty name");
     DP_CHECK(
         v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
         kFormat, name << ": entry \"" << key << "\" lacks dtype, shape or data_offsets");
     SafetensorsEntry e;
     DP_CHECK(v["dtype"].is_string() && parse_dtype(v["dtype"].get<std::string>(), &e.dtype),
              kFormat,
-             name << ": entry \"" << key << "\" has dtype " << v["dtype"].dump()
+             name << ": entry \"" << key << "\" has dtype " << brief(v["dtype"])
                   << " (supported: F32, F64, I64)");
     DP_CHECK(v["shape"].is_array() && v["shape"].size() <= static_cast<size_t>(kMaxDims), kFormat,
-             name << ": entry \"" << key << "\" has a bad shape " << v["shape"].dump());
+             name << ": entry \"" << key << "\" has a bad shape " << brief(v["shape"]));
     for (const auto& s : v["shape"]) {
       DP_CHECK(s.is_number_unsigned() || (s.is_number_integer() && s.get<int64_t>() >= 0), kFormat,
-               name << ": entry \"" << key << "\" has a bad shape " << v["shape"].dump());
+               name << ": entry \"" << key << "\" has a bad shape " << brief(v["shape"]));
       e.shape.push_back(s.get<int64_t>());
     }
     const auto& off = v["data_offsets"];
     DP_CHECK(off.is_array() && off.size() == 2 && off[0].is_number_unsigned() &&
                  off[1].is_number_unsigned(),
-             kFormat, name << ": entry \"" << key << "\" has bad data_offsets " << off.dump());
+             kFormat, name << ": entry \"" << key << "\" has bad data_offsets " << brief(off));
     const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
     DP_CHECK(begin <= end && end <= data_size, kFormat,
              name << ": entry \"" << key << "\" has data_offsets [" << begin << ", " << end
@@ -155,7 +174,7 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
       numel = checked_numel(e.shape, dtype_size(e.dtype), "shape");
     } catch (const Error&) {
       DP_THROW(kFormat,
-               name << ": entry \"" << key << "\" has an impossible shape " << v["shape"].dump());
+               name << ": entry \"" << key << "\" has an impossible shape " << brief(v["shape"]));
     }
     const uint64_t want = static_cast<uint64_t>(numel) * dtype_size(e.dtype);
     DP_CHECK(end - begin == want, kFormat,

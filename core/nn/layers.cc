@@ -58,6 +58,8 @@ Conv2d::Conv2d(std::shared_ptr<Context> ctx, int64_t in, int64_t out, int kh, in
   DP_CHECK(ph >= 0 && pw >= 0, kInvalidArgument,
            "Conv2d: padding = (" << ph << ", " << pw << ") must not be negative");
   ctx_->check_device(device, "device");
+  // The weight [out, in, kh, kw] must be a valid shape before in * kh * kw is formed.
+  checked_numel({out, in, kh, kw}, dtype_size(dtype), "Conv2d weight");
   const int64_t fan_in = in * kh * kw;
   register_parameter("weight", kaiming_uniform(ctx_, {out, in, kh, kw}, fan_in, device, dtype));
   if (bias) register_parameter("bias", kaiming_uniform(ctx_, {out}, fan_in, device, dtype));

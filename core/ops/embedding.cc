@@ -8,22 +8,22 @@ namespace {
 
 class EmbeddingBackward final : public Node {
  public:
-  EmbeddingBackward(Device d, Tensor indices, Shape weight_shape)
-      : Node(d, 1), indices_(std::move(indices)), weight_shape_(std::move(weight_shape)) {}
+  EmbeddingBackward(Device d, const Tensor& indices, Shape weight_shape)
+      : Node(d, 1), indices_(indices), weight_shape_(std::move(weight_shape)) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     const Tensor& g = grads[0];
+    const Tensor indices = DP_UNPACK(indices_);
     Tensor gw = empty_like(g, weight_shape_);
     Backend& be = backend_of(g);
     be.fill(dev(g), gw.kview(), 0.0);
-    if (indices_.numel() > 0)
-      be.embedding_backward(dev(g), indices_.kview(), g.kview(), gw.kview());
+    if (indices.numel() > 0) be.embedding_backward(dev(g), indices.kview(), g.kview(), gw.kview());
     return {gw};
   }
   const char* name() const override { return "EmbeddingBackward"; }
-  void release_saved() override { indices_ = Tensor(); }
+  void release_saved() override { indices_.reset(); }
 
  private:
-  Tensor indices_;
+  SavedTensor indices_;
   Shape weight_shape_;
 };
 

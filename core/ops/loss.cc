@@ -9,20 +9,21 @@ namespace {
 
 class NllLossBackward final : public Node {
  public:
-  NllLossBackward(Device d, Tensor target, Shape input_shape)
-      : Node(d, 1), target_(std::move(target)), input_shape_(std::move(input_shape)) {}
+  NllLossBackward(Device d, const Tensor& target, Shape input_shape)
+      : Node(d, 1), target_(target), input_shape_(std::move(input_shape)) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     const Tensor& g = grads[0];
+    const Tensor target = DP_UNPACK(target_);
     Tensor gx = empty_like(g, input_shape_);
     if (gx.numel() > 0)
-      backend_of(g).nll_loss_backward(dev(g), g.kview(), target_.kview(), gx.kview());
+      backend_of(g).nll_loss_backward(dev(g), g.kview(), target.kview(), gx.kview());
     return {gx};
   }
   const char* name() const override { return "NllLossBackward"; }
-  void release_saved() override { target_ = Tensor(); }
+  void release_saved() override { target_.reset(); }
 
  private:
-  Tensor target_;
+  SavedTensor target_;
   Shape input_shape_;
 };
 

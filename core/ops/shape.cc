@@ -164,7 +164,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device) {
              "cat: tensors[" << i << "] has shape " << shape_str(t.shape())
                              << " but tensors[0] has " << shape_str(first.shape())
                              << " (they may differ only in dim " << d << ")");
-    out_shape[d] += t.shape()[d];
+    DP_CHECK(!__builtin_add_overflow(out_shape[d], t.shape()[d], &out_shape[d]), kOutOfRange,
+             "cat: the sizes along dim " << d << " add up to more than 2^63 - 1 (at tensors[" << i
+                                         << "])");
     sizes.push_back(t.shape()[d]);
     devices.push_back(t.device());
   }

@@ -204,10 +204,13 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
 std::vector<int64_t> chunk_sizes(int64_t size, int64_t n) {
   DP_CHECK(n > 0, kInvalidArgument, "chunk count n = " << n << " must be positive");
   if (size == 0) return std::vector<int64_t>(static_cast<size_t>(n), 0);
-  const int64_t chunk = (size + n - 1) / n;
+  const int64_t chunk = size / n + (size % n != 0 ? 1 : 0);  // ceil, without overflow
   std::vector<int64_t> out;
-  for (int64_t begin = 0; begin < size; begin += chunk)
-    out.push_back(std::min(chunk, size - begin));
+  for (int64_t begin = 0; begin < size;) {
+    const int64_t c = std::min(chunk, size - begin);
+    out.push_back(c);
+    begin += c;  // never past size
+  }
   return out;
 }
 

@@ -20,6 +20,16 @@ std::vector<std::vector<Tensor>> parallel_apply(
     DP_CHECK(replicas[i] != nullptr, kInvalidArgument,
              "parallel_apply: replicas[" << i << "] is missing");
   }
+  // A replica runs on its device's worker, which must not wait on another worker: an
+  // input elsewhere would have the two workers wait on each other.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t k = 0; k < inputs[i].size(); ++k) {
+      const Tensor& t = inputs[i][k];
+      DP_CHECK(!t.defined() || t.device() == devices[i], kDeviceMismatch,
+               "parallel_apply: input " << k << " of replica " << i << " is on " << t.device().str()
+                                        << " but the replica runs on " << devices[i].str());
+    }
+  }
   auto ctx = replicas[0]->context();
   TaskGroup group(replicas.size());
   for (size_t i = 0; i < replicas.size(); ++i) {

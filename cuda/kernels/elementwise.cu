@@ -3,6 +3,7 @@
 // (core/device/cpu_reference.h), evaluated in the same precision, so both backends agree.
 #include <cmath>
 
+#include "device/convert.h"
 #include "kernels/launch.cuh"
 
 namespace dp::cuda_plugin::kernels {
@@ -24,7 +25,7 @@ cudaError_t launch_fill(cudaStream_t s, void* out, int64_t n, T value) {
 
 template <class From, class To>
 __global__ void cast_kernel(const From* x, To* out, int64_t n) {
-  DP_FOR_EACH(i, n) out[i] = static_cast<To>(x[i]);
+  DP_FOR_EACH(i, n) out[i] = convert_element<To>(x[i]);
 }
 
 template <class To>

@@ -294,7 +294,9 @@ DP_EXPORT dp_result dp_tensor_copy_from_host(dp_tensor* t, const void* src, size
     device is the tensor's own). Differentiable: gradients flow back to `t`. */
 DP_EXPORT dp_result dp_tensor_to_device(const dp_tensor* t, dp_device device, dp_tensor** out);
 
-/** A new tensor of `dtype` with the contents converted (float <-> int truncates). */
+/** A new tensor of `dtype` with the contents converted. Float to integer truncates toward
+    zero and saturates at the integer type's limits; NaN becomes 0. int64 to uint8 keeps
+    the low 8 bits. */
 DP_EXPORT dp_result dp_tensor_to_dtype(const dp_tensor* t, dp_dtype dtype, dp_tensor** out);
 
 /**
@@ -814,8 +816,9 @@ DP_EXPORT dp_result dp_replicate(dp_module* module, const dp_device* devices, si
                                  dp_module** replicas);
 /**
  * Runs replicas[i] on inputs[i * inputs_per_replica ...] on devices[i], all at once.
- * Each replica must return one output: outputs[i] (new references). On failure every
- * replica has still finished and nothing is returned.
+ * Each replica's inputs must be on its device (DP_ERR_DEVICE_MISMATCH otherwise, before
+ * anything runs). Each replica must return one output: outputs[i] (new references). On
+ * failure every replica has still finished and nothing is returned.
  */
 DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
                                       dp_tensor* const* inputs, size_t inputs_per_replica,
