@@ -192,6 +192,21 @@ static void to_dtype_converts_values(void** state) {
   dp_tensor_release(l);
 }
 
+static void float_to_integer_saturates_and_maps_nan_to_zero(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  const int64_t shape[1] = {7};
+  const float v[7] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 300.5f, -0.75f};
+  dp_tensor* a = make_f32(ctx, v, shape, 1, cpu_dev(0));
+  dp_tensor* l = NULL;
+  ASSERT_OK(dp_tensor_to_dtype(a, DP_INT64, &l));
+  int64_t lv[7];
+  ASSERT_OK(dp_tensor_to_host(l, lv, sizeof lv));
+  const int64_t want[7] = {0, INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, 300, 0};
+  for (int i = 0; i < 7; ++i) assert_true(lv[i] == want[i]);
+  dp_tensor_release(a);
+  dp_tensor_release(l);
+}
+
 static void borrowed_memory_is_shared_not_copied(void** state) {
   dp_context* ctx = (dp_context*)*state;
   float buf[4] = {1, 2, 3, 4};
@@ -343,6 +358,7 @@ int main(void) {
       cmocka_unit_test(copy_from_host_overwrites_and_bumps_the_version),
       cmocka_unit_test(to_device_copies_between_cpu_devices),
       cmocka_unit_test(to_dtype_converts_values),
+      cmocka_unit_test(float_to_integer_saturates_and_maps_nan_to_zero),
       cmocka_unit_test(borrowed_memory_is_shared_not_copied),
       cmocka_unit_test(adopted_memory_is_freed_once_when_the_last_tensor_goes),
       cmocka_unit_test(adopt_calls_the_deleter_when_creation_fails),
