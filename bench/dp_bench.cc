@@ -7,6 +7,8 @@
 //                       DataParallel over 1..N CPU devices (--model mlp|cnn)
 //   dp-bench overhead   the DataParallel overhead per step on a tiny model
 //   dp-bench scatter    scatter + gather of 64 MiB over 2 devices vs memcpy
+//   dp-bench cores      the machine's ceiling for data parallelism: dnnl_sgemm on one
+//                       thread, then on N threads at once (one product each)
 //   dp-bench all        everything above
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
@@ -338,9 +340,53 @@ void bench_scatter() {
   dp_context_release(ctx);
 }
 
+// GFLOP/s of 1024^3 dnnl_sgemm products for `seconds`, on `threads` threads at once (each
+// its own product, one oneDNN thread each), summed over the threads. Training over N CPU
+// devices cannot speed up by more than sum(N) / sum(1) where products dominate.
+double concurrent_sgemm_gflops(int threads, double seconds) {
+  const int n = 1024;
+  std::vector<double> flops(static_cast<size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      omp_set_num_threads(1);
+      std::vector<float> A(n * n, 0.5f), B(n * n, 0.25f), C(n * n);
+      auto product = [&] {
+        dnnl_sgemm('N', 'N', n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n);
+      };
+      product();  // warm-up
+      const auto t0 = std::chrono::steady_clock::now();
+      int64_t count = 0;
+      double elapsed = 0;
+      do {
+        product();
+        ++count;
+        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      } while (elapsed < seconds);
+      flops[static_cast<size_t>(t)] = 2.0 * n * n * n * static_cast<double>(count) / elapsed;
+    });
+  }
+  for (auto& th : pool) th.join();
+  double total = 0;
+  for (double f : flops) total += f;
+  return total / 1e9;
+}
+
+void bench_cores(int max_threads) {
+  const double one = concurrent_sgemm_gflops(1, 3.0);
+  for (int t = 1; t <= max_threads; ++t) {
+    const double g = t == 1 ? one : concurrent_sgemm_gflops(t, 3.0);
+    std::printf(
+        "{\"bench\": \"cores\", \"threads\": %d, \"sgemm_gflops_total\": %.1f, "
+        "\"vs_one_thread\": %.2f}\n",
+        t, g, g / one);
+    std::fflush(stdout);
+  }
+}
+
 void usage() {
   std::fprintf(stderr,
-               "usage: dp-bench [sgemm|copy|train|overhead|scatter|all] [--model mlp|cnn] "
+               "usage: dp-bench [sgemm|copy|train|overhead|scatter|cores|all] [--model mlp|cnn] "
                "[--devices N] [--limit N]\n");
 }
 
@@ -373,6 +419,7 @@ int main(int argc, char** argv) {
   if (all || !std::strcmp(what, "copy")) any = true, bench_copy();
   if (all || !std::strcmp(what, "overhead")) any = true, bench_overhead();
   if (all || !std::strcmp(what, "scatter")) any = true, bench_scatter();
+  if (all || !std::strcmp(what, "cores")) any = true, bench_cores(devices);
   if (all || !std::strcmp(what, "train")) {
     any = true;
     const Data data = load_data(limit);
