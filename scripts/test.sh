@@ -48,6 +48,7 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
   for t in "$BUILD_DIR"/bin/test_capi_*; do
     [ "$(basename "$t")" = test_capi_dlopen ] && continue  # dlopen'ed library: reported by the others
     if valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1 -q \
+        --suppressions=scripts/valgrind.supp \
         "$t" >"$t.valgrind.log" 2>&1; then
       echo "   $(basename "$t"): no leaks, no errors"
     else
