@@ -1,10 +1,11 @@
-"""The README's example runs as written."""
+"""The READMEs' Python examples run as written (the binding's and the project's)."""
 import os
 import pathlib
 import subprocess
 import sys
 
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+PROJECT_README = pathlib.Path(__file__).resolve().parents[3] / "README.md"
 
 
 def python_block(text):
@@ -21,3 +22,13 @@ def test_readme_example_runs_as_written(tmp_path):
     assert "training accuracy" in run.stdout
     accuracy = float(run.stdout.split("training accuracy")[1])
     assert accuracy > 0.9, run.stdout
+
+
+def test_project_readme_example_runs_as_written_and_learns(tmp_path):
+    script = tmp_path / "project_example.py"
+    script.write_text(python_block(PROJECT_README.read_text()))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ))
+    assert run.returncode == 0, run.stderr
+    loss = float(run.stdout.split("final loss")[1])
+    assert loss < 0.2, run.stdout  # the untrained loss is about ln 2 = 0.69
