@@ -76,7 +76,8 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
   # synchronisation TSan cannot see (uninstrumented library); every device builds its own.
   export DNNL_PRIMITIVE_CACHE_CAPACITY=0
   for t in test_core test_parallel test_capi_data_parallel; do
-    if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/bin/$t \
+    if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+        build-tsan/bin/$t \
         >build-tsan/$t.log 2>&1; then
       echo "   $t: no data races"
     else
