@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "device/context.h"
+#include "device/cpu_parallel.h"
 #include "error.h"
 #include "ops/ops.h"
 
@@ -68,6 +69,43 @@ void add_input(GraphTask& task, Node* node, uint32_t slot, Tensor grad) {
   slots[slot].push_back(std::move(grad));
 }
 
+// Below this many elements a gradient sum is not worth sharing between CPU workers.
+constexpr int64_t kShareElements = 1 << 16;
+
+// sum += g, for the gradients a node receives from several consumers. A large sum on CPU
+// devices (the gradient of a parameter used by every replica, reduced in DataParallel's
+// backward) is written in place and split over the CPU workers: it runs when every
+// replica is done, with the other workers idle.
+void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
+  if (!sum.defined()) {
+    sum = std::move(g);
+    return;
+  }
+  // In place only when nobody else can see `sum` (a node may hand one tensor to several
+  // consumers) and the operands match elementwise.
+  const bool sole = sum.impl_ptr().use_count() == 1 && sum.impl()->storage.use_count() == 1 &&
+                    !sum.read_only() && sum.impl()->autograd == nullptr;
+  const bool shareable = device.is_cpu() && sum.device().is_cpu() && g.device().is_cpu() &&
+                         sum.shape() == g.shape() && sum.dtype() == g.dtype() &&
+                         is_floating(sum.dtype()) && sum.numel() >= kShareElements;
+  if (!sole || !shareable) {
+    sum = ops::add(sum, g);
+    return;
+  }
+  Backend& backend = ctx.backend(DeviceType::kCpu);
+  const size_t es = sum.element_size();
+  cpu_parallel_for(ctx, device.index, sum.numel(), kShareElements / 2,
+                   64 / static_cast<int64_t>(es), [&](int64_t begin, int64_t end, int cpu) {
+                     KView a, b;
+                     a.data = static_cast<char*>(sum.data()) + begin * static_cast<int64_t>(es);
+                     b.data = static_cast<char*>(g.data()) + begin * static_cast<int64_t>(es);
+                     a.dtype = b.dtype = sum.dtype();
+                     a.ndim = b.ndim = 1;
+                     a.shape[0] = b.shape[0] = end - begin;
+                     backend.binary(cpu, BinaryOp::kAdd, a, b, a);
+                   });
+}
+
 // Runs the ready nodes of one device until its queue is empty.
 void drain(const std::shared_ptr<GraphTask>& task, Device device) {
   GradModeGuard no_grad(false);
@@ -98,7 +136,7 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
       for (size_t i = 0; i < pending.size() && i < grads.size(); ++i) {
         for (Tensor& g : pending[i]) {
           if (!g.defined()) continue;
-          grads[i] = grads[i].defined() ? ops::add(grads[i], g) : std::move(g);
+          accumulate(*task->ctx, device, grads[i], std::move(g));
           any = true;
         }
       }

@@ -109,9 +109,12 @@ void Context::load_cuda() {
 void Context::start_workers() {
   for (int i = 0; i < cpu_->device_count(); ++i) {
     Backend* b = cpu_.get();
+    auto* cpu = static_cast<CpuBackend*>(b);
+    // CPU work may run on an idle device's caller thread (see Worker::run).
     cpu_workers_.push_back(std::make_unique<Worker>(
         "cpu:" + std::to_string(i), [b, i] { b->worker_started(i); },
-        [b, i] { b->worker_stopping(i); }));
+        [b, i] { b->worker_stopping(i); },
+        InlineHooks{[cpu, i] { cpu->enter_inline(i); }, [cpu] { cpu->leave_inline(); }}));
   }
   if (cuda_) {
     for (int i = 0; i < cuda_->device_count(); ++i) {

@@ -49,10 +49,16 @@ class Context : public std::enable_shared_from_this<Context> {
   const std::shared_ptr<Backend>& backend_ptr(DeviceType type) const;
   Worker& worker(Device device) const;
 
-  // Runs f on the device's worker (inline when already there) and returns its result.
+  // Runs f for the device (on its worker, or on this thread while the worker is idle;
+  // see Worker::run) and returns its result.
   template <class F>
   auto run(Device device, F&& f) {
     return worker(device).run(std::forward<F>(f));
+  }
+  // Runs f on the device's worker thread itself (for user callbacks; see Worker).
+  template <class F>
+  auto run_on_thread(Device device, F&& f) {
+    return worker(device).run_on_thread(std::forward<F>(f));
   }
 
   void log(int level, const std::string& message) const;

@@ -92,8 +92,34 @@ void CpuBackend::worker_stopping(int dev) {
   devices_[dev] = {nullptr, [](dnnl_cpu::DnnlDevice*) {}};
 }
 
+namespace {
+
+// The devices whose work this thread runs inline, innermost last.
+struct InlineFrame {
+  const CpuBackend* backend;
+  int dev;
+  int omp_threads;  // the thread's OpenMP limit before
+};
+thread_local std::vector<InlineFrame> tl_inline;
+
+}  // namespace
+
+void CpuBackend::enter_inline(int dev) {
+  tl_inline.reserve(4);  // any allocation happens before the limit changes
+  tl_inline.push_back({this, dev, dnnl_cpu::enter_single_thread()});
+}
+
+void CpuBackend::leave_inline() {
+  const InlineFrame f = tl_inline.back();
+  tl_inline.pop_back();
+  dnnl_cpu::leave_single_thread(f.omp_threads);
+}
+
 dnnl_cpu::DnnlDevice& CpuBackend::dnnl(int dev) {
-  DP_CHECK(devices_[dev] != nullptr && owners_[dev] == std::this_thread::get_id(), kInternal,
+  const bool owner =
+      owners_[dev] == std::this_thread::get_id() ||
+      (!tl_inline.empty() && tl_inline.back().backend == this && tl_inline.back().dev == dev);
+  DP_CHECK(devices_[dev] != nullptr && owner, kInternal,
            "cpu:" << dev << " kernel called outside its worker thread");
   return *devices_[dev];
 }

@@ -28,6 +28,11 @@ class CpuBackend final : public Backend {
   int physical_index(int) const override { return 0; }
   void worker_started(int dev) override;
   void worker_stopping(int dev) override;
+  // Brackets work of device `dev` that runs inline on a caller's thread while the device's
+  // worker is idle (the worker's execution lock held; see Worker::run): the thread then
+  // counts as the device's owner and runs oneDNN with one OpenMP thread. Strictly nested.
+  void enter_inline(int dev);
+  void leave_inline();
   void synchronize(int) override {}
 
   void* allocate(int dev, size_t nbytes) override;

@@ -13,6 +13,7 @@
 // From GNU OpenMP (libgomp), which Debian's oneDNN uses for its threads. Declared here
 // rather than through <omp.h>, which not every compiler of this project ships.
 extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_max_threads(void);
 
 namespace dp::dnnl_cpu {
 
@@ -32,6 +33,9 @@ struct Cached {
   memory::desc workspace_md;
   size_t scratch_bytes = 0;
   size_t workspace_bytes = 0;
+  // Argument memories of the primitive's fixed descriptors, made on first use and
+  // re-pointed at each call's data (used by hot small operations: matmul).
+  std::unordered_map<int, memory> args;
 };
 
 // Key of the primitive cache: the operation and every size and flag that shapes it.
@@ -133,6 +137,24 @@ struct DnnlDevice {
 
   memory mem(const memory::desc& md, const void* p) { return memory(md, eng, mut(p)); }
 
+  // c's argument `id` pointed at p; make_md() gives its descriptor the first time.
+  template <class MakeMd>
+  void bind(Cached& c, int id, const void* p, MakeMd&& make_md) {
+    auto it = c.args.find(id);
+    if (it == c.args.end()) {
+      c.args.emplace(id, memory(make_md(), eng, mut(p)));
+    } else {
+      it->second.set_data_handle(mut(p));
+    }
+  }
+  // Runs c on the arguments bound with bind().
+  void run_bound(Cached& c) {
+    if (c.scratch_bytes)
+      bind(c, DNNL_ARG_SCRATCHPAD, scratchpad(c.scratch_bytes), [&] { return c.scratch_md; });
+    c.prim.execute(strm, c.args);
+    strm.wait();
+  }
+
   // Scratch buffers for tensors in a primitive's preferred (blocked) format, by slot.
   std::vector<void*> temps;
   std::vector<size_t> temp_sizes;
@@ -202,6 +224,16 @@ std::unique_ptr<DnnlDevice, void (*)(DnnlDevice*)> make_device() {
   DnnlDevice* d = nullptr;
   guarded("engine creation", [&] { d = new DnnlDevice(); });
   return {d, [](DnnlDevice* p) { delete p; }};
+}
+
+int enter_single_thread() {
+  const int previous = omp_get_max_threads();
+  if (previous != 1) omp_set_num_threads(1);
+  return previous;
+}
+
+void leave_single_thread(int previous) {
+  if (previous != 1) omp_set_num_threads(previous);
 }
 
 size_t cache_size(const DnnlDevice& d) {
@@ -375,26 +407,29 @@ bool matmul(DnnlDevice& d, const KView& a, const KView& b, const KView* bias, co
   Key key('m');
   key.add(a).add(b).add(out).add(bias != nullptr).add(p.trans_a).add(p.trans_b);
   key.add(p.accumulate).add(p.relu);
-  const memory::desc amd = matrix_md(a, p.trans_a, batched);
-  const memory::desc bmd = matrix_md(b, p.trans_b, batched);
-  const memory::desc omd = md_of(out);
-  const int64_t N = out.shape[out.ndim - 1];
-  const memory::desc bias_md = batched ? md_of(memory::dims{1, 1, N}) : md_of(memory::dims{1, N});
+  // Descriptors are built only on a cache miss: the key fixes them.
+  auto amd = [&] { return matrix_md(a, p.trans_a, batched); };
+  auto bmd = [&] { return matrix_md(b, p.trans_b, batched); };
+  auto omd = [&] { return md_of(out); };
+  auto bias_md = [&] {
+    const int64_t N = out.shape[out.ndim - 1];
+    return batched ? md_of(memory::dims{1, 1, N}) : md_of(memory::dims{1, N});
+  };
   guarded("matmul", [&] {
     Cached& c = d.get<dnnl::matmul>(key, [&](dnnl::primitive_attr attr) {
       dnnl::post_ops ops;
       if (p.accumulate) ops.append_sum(1.f);
       if (p.relu) ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
       attr.set_post_ops(ops);
-      auto desc =
-          bias ? dnnl::matmul::desc(amd, bmd, bias_md, omd) : dnnl::matmul::desc(amd, bmd, omd);
+      auto desc = bias ? dnnl::matmul::desc(amd(), bmd(), bias_md(), omd())
+                       : dnnl::matmul::desc(amd(), bmd(), omd());
       return dnnl::matmul::primitive_desc(desc, attr, d.eng);
     });
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, d.mem(amd, a.data)},
-                                         {DNNL_ARG_WEIGHTS, d.mem(bmd, b.data)},
-                                         {DNNL_ARG_DST, d.mem(omd, out.data)}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(bias_md, bias->data));
-    d.run(c, std::move(args));
+    d.bind(c, DNNL_ARG_SRC, a.data, amd);
+    d.bind(c, DNNL_ARG_WEIGHTS, b.data, bmd);
+    d.bind(c, DNNL_ARG_DST, out.data, omd);
+    if (bias) d.bind(c, DNNL_ARG_BIAS, bias->data, bias_md);
+    d.run_bound(c);
   });
   return true;
 }

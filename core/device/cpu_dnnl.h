@@ -14,6 +14,10 @@ struct DnnlDevice;
 // Creates the state on the calling (worker) thread and limits that thread's OpenMP team
 // to one thread.
 std::unique_ptr<DnnlDevice, void (*)(DnnlDevice*)> make_device();
+// For running a device's work inline on another thread: limits the calling thread's
+// OpenMP team to one thread and returns the previous limit, which the second restores.
+int enter_single_thread();
+void leave_single_thread(int previous);
 // Number of cached primitives (for tests of the cache).
 size_t cache_size(const DnnlDevice& d);
 

@@ -17,7 +17,7 @@ namespace dp {
 int spin_microseconds() {
   static const int us = [] {
     const char* env = std::getenv("DP_SPIN_US");
-    if (!env || !*env) return 50;
+    if (!env || !*env) return 1000;
     const int v = std::atoi(env);
     return v < 0 ? 0 : v;
   }();
@@ -34,12 +34,13 @@ bool spin_until(Ready&& ready) {
   const int budget = spin_microseconds();
   if (budget == 0) return ready();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget);
-  // Yielding, not just pausing: with more threads than cores (the caller and one worker
-  // per core), a spinning thread must give its core to a thread that has work.
+  // Pausing only for the first iterations (a few microseconds), then yielding: with more
+  // threads than cores (the caller and one worker per core), a spinning thread must give
+  // its core to a thread that has work.
   for (int i = 0;; ++i) {
     if (ready()) return true;
     DP_CPU_RELAX();
-    if ((i & 7) == 7) {
+    if (i >= 256 && (i & 7) == 7) {
       sched_yield();
       if (std::chrono::steady_clock::now() > deadline) return ready();
     }
@@ -71,8 +72,27 @@ bool Worker::on_a_worker() {
   return tl_on_worker;
 }
 
-Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop)
-    : name_(std::move(name)) {
+const Worker*& Worker::inline_owner() {
+  thread_local const Worker* owner = nullptr;
+  return owner;
+}
+
+Worker::InlineScope::InlineScope(Worker& w)
+    : w_(w), saved_owner_(inline_owner()), saved_on_worker_(tl_on_worker) {
+  inline_owner() = &w;
+  tl_on_worker = true;
+  if (w_.inline_hooks_->enter) w_.inline_hooks_->enter();
+}
+
+Worker::InlineScope::~InlineScope() {
+  if (w_.inline_hooks_->leave) w_.inline_hooks_->leave();
+  tl_on_worker = saved_on_worker_;
+  inline_owner() = saved_owner_;
+}
+
+Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop,
+               std::optional<InlineHooks> inline_hooks)
+    : name_(std::move(name)), inline_hooks_(std::move(inline_hooks)) {
   // The constructor returns after on_start has run on the new thread, so what on_start
   // sets up (a device's state) is visible to every later task and caller.
   Latch started(1);
@@ -121,18 +141,23 @@ void Worker::post(Task task) {
 void Worker::loop(std::function<void()> on_stop) {
   for (;;) {
     spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
+    // Execution lock first (an inline caller may hold it), then the queue.
+    std::unique_lock<std::mutex> exec(exec_mu_);
     Task task;
     {
       std::unique_lock<std::mutex> lock(mu_);
       if (tasks_.empty() && !stopping_) {
+        // Sleep without the execution lock, so callers can run inline meanwhile.
+        exec.unlock();
         sleeping_.store(true, std::memory_order_seq_cst);
         cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
         sleeping_.store(false, std::memory_order_relaxed);
+        continue;  // take the locks again in order
       }
       if (tasks_.empty()) break;  // stopping, and nothing left to run
       task = std::move(tasks_.front());
       tasks_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_relaxed);
+      queued_.fetch_sub(1, std::memory_order_release);
     }
     task();
   }

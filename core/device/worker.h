@@ -28,19 +28,31 @@ struct ThreadState {
   }
 };
 
+// Lets a worker's work run on a caller's thread (see Worker::run): enter() prepares the
+// thread as the worker's own is prepared (for a CPU device: it may use the device's
+// kernels, with one OpenMP thread) and leave() undoes that. Calls nest strictly.
+struct InlineHooks {
+  std::function<void()> enter;
+  std::function<void()> leave;
+};
+
 class Worker {
  public:
   using Task = std::function<void()>;
 
   // on_start/on_stop run on the new thread before the first and after the last task; the
   // constructor returns once on_start has run (rethrowing its exception, if any).
-  Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop);
+  // With `inline_hooks` set, run() may execute on the caller's thread (see run).
+  Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop,
+         std::optional<InlineHooks> inline_hooks = std::nullopt);
   ~Worker();  // runs the tasks already queued, then joins
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // True on this worker's own thread.
-  bool is_current() const { return std::this_thread::get_id() == thread_id_; }
+  // True on this worker's own thread, and on a thread running its work inline.
+  bool is_current() const {
+    return std::this_thread::get_id() == thread_id_ || inline_owner() == this;
+  }
   // True on any worker's thread (a worker must not wait on another).
   static bool on_a_worker();
   const std::string& name() const { return name_; }
@@ -49,14 +61,40 @@ class Worker {
   void post(Task task);
 
   // Runs f on this worker and returns its result, rethrowing its exception. Runs inline
-  // when called from this worker's own thread.
+  // when called from this worker's own thread. A worker with inline hooks that is idle
+  // (nothing queued, no task running) also runs f on the caller's thread, holding the
+  // worker's execution lock, which saves two thread hand-offs on a small operation;
+  // meanwhile the thread counts as the worker (is_current, on_a_worker).
   template <class F>
   auto run(F&& f) -> std::invoke_result_t<F&>;
+  // As run, but never on the caller's thread unless it is this worker's own: for user
+  // callbacks (a custom module's forward), documented to run on the device's worker.
+  template <class F>
+  auto run_on_thread(F&& f) -> std::invoke_result_t<F&>;
 
  private:
   void loop(std::function<void()> on_stop);
+  static const Worker*& inline_owner();  // the worker whose work this thread runs inline
+
+  // Marks the calling thread as running this worker's work for its lifetime.
+  class InlineScope {
+   public:
+    explicit InlineScope(Worker& w);
+    ~InlineScope();
+    InlineScope(const InlineScope&) = delete;
+    InlineScope& operator=(const InlineScope&) = delete;
+
+   private:
+    Worker& w_;
+    const Worker* saved_owner_;
+    bool saved_on_worker_;
+  };
 
   std::string name_;
+  std::optional<InlineHooks> inline_hooks_;
+  // Held by whoever executes this worker's work: the worker thread for each task, or a
+  // caller running inline. Taken before mu_ when both are held.
+  std::mutex exec_mu_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Task> tasks_;
@@ -89,8 +127,10 @@ class Latch {
 };
 
 // How long a waiting or idle thread spins before it sleeps (microseconds): DP_SPIN_US,
-// default 50. Spinning keeps hand-offs at a few hundred nanoseconds while work flows; 0
-// makes every wait sleep at once.
+// default 1000. Spinning keeps hand-offs at a few hundred nanoseconds while work flows
+// (a futex wake costs tens of microseconds on a virtual machine, and a training step has
+// serial gaps of ~100 us between parallel phases); spinners yield their core after the
+// first few microseconds. 0 makes every wait sleep at once.
 int spin_microseconds();
 
 // Runs tasks on several workers at once and waits for all of them. Every task is joined
@@ -122,8 +162,23 @@ class ThreadStateScope {
 
 template <class F>
 auto Worker::run(F&& f) -> std::invoke_result_t<F&> {
-  using R = std::invoke_result_t<F&>;
   if (is_current()) return f();
+  if (inline_hooks_ && queued_.load(std::memory_order_acquire) == 0 && exec_mu_.try_lock()) {
+    std::unique_lock<std::mutex> exec(exec_mu_, std::adopt_lock);
+    // The worker pops a task only while it holds exec_mu_, so with the lock held an empty
+    // queue means nothing submitted before this call is waiting or running.
+    if (queued_.load(std::memory_order_acquire) == 0) {
+      InlineScope scope(*this);
+      return f();
+    }
+  }
+  return run_on_thread(std::forward<F>(f));
+}
+
+template <class F>
+auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
+  using R = std::invoke_result_t<F&>;
+  if (std::this_thread::get_id() == thread_id_) return f();
   const ThreadState state = ThreadState::current();
   Latch done(1);
   std::exception_ptr error;

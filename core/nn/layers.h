@@ -117,6 +117,7 @@ class CallbackModule final : public Module {
   std::shared_ptr<Module> shallow_copy() const override {
     return std::make_shared<CallbackModule>(*this);
   }
+  bool runs_user_code() const override { return true; }
   const std::shared_ptr<void>& user_state() const { return user_state_; }
   void set_user_state(std::shared_ptr<void> state) { user_state_ = std::move(state); }
 

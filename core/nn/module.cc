@@ -27,7 +27,14 @@ std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
     if (inputs.empty() || !inputs[0].defined()) return forward(inputs);
     d = inputs[0].device();
   }
-  return ctx_->run(d, [&] { return forward(inputs); });
+  return run_forward_on(d, [&] { return forward(inputs); });
+}
+
+bool Module::runs_user_code() const {
+  for (const auto& [name, child] : children_) {
+    if (child->runs_user_code()) return true;
+  }
+  return false;
 }
 
 void Module::register_parameter(const std::string& name, Tensor t) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/context.h"
 #include "tensor/tensor.h"
 
 namespace dp {
@@ -31,6 +32,16 @@ class Module : public std::enable_shared_from_this<Module> {
   // Runs forward on the worker of the module's device (its first parameter's or buffer's,
   // else the first input's), in one hand-off however deep the module is.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+  // Runs f (this module's forward) for `device`: on its worker thread when the module
+  // holds user code (a callback module, documented to run there), else possibly inline
+  // on this thread while the device is idle (Context::run).
+  template <class F>
+  auto run_forward_on(Device device, F&& f) {
+    return runs_user_code() ? ctx_->run_on_thread(device, std::forward<F>(f))
+                            : ctx_->run(device, std::forward<F>(f));
+  }
+  // Whether forward calls user code: this module's own (see CallbackModule) or a child's.
+  virtual bool runs_user_code() const;
 
   const std::string& type_name() const { return type_name_; }
   const std::shared_ptr<Context>& context() const { return ctx_; }

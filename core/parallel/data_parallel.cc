@@ -116,7 +116,6 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
                                                    const std::vector<bool>& broadcast) {
   stats_->begin_call();
   check_module_device();
-  const auto& ctx = module_->context();
   parallel::ScatterOptions so;
   so.dim = dim_;
   so.chunk_sizes = options_.chunk_sizes;
@@ -130,7 +129,8 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   }
   if (scattered.devices.size() == 1 && scattered.devices[0] == device_ids_[0]) {
     PhaseTimer timer(stats_.get(), Phase::kApply);
-    return {ctx->run(device_ids_[0], [&] { return module_->forward(scattered.inputs[0]); })};
+    return {module_->run_forward_on(device_ids_[0],
+                                    [&] { return module_->forward(scattered.inputs[0]); })};
   }
   // With explicit chunk sizes device_ids[0] may get no rows: the module (which lives
   // there) is still replica 0 of the broadcast, but only the others run.
@@ -230,7 +230,8 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   }
   if (inputs.empty()) return module({});
   if (scattered.devices.size() == 1) {
-    return ctx->run(scattered.devices[0], [&] { return module.forward(scattered.inputs[0]); });
+    return module.run_forward_on(scattered.devices[0],
+                                 [&] { return module.forward(scattered.inputs[0]); });
   }
   auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
   auto outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "device/worker.h"
 #include "error.h"
@@ -68,6 +69,89 @@ TEST(Worker, ThreadStateFollowsTheTaskOntoTheWorker) {
   EXPECT_FALSE(w.run([] { return ThreadState::current().grad_enabled; }));
   ThreadState::current().grad_enabled = true;
   EXPECT_TRUE(w.run([] { return ThreadState::current().grad_enabled; }));
+}
+
+// A worker whose work may run inline, counting how often its hooks ran.
+struct InlineWorker {
+  std::atomic<int> entered{0}, left{0};
+  Worker w{"inline", nullptr, nullptr,
+           InlineHooks{[this] { entered.fetch_add(1); }, [this] { left.fetch_add(1); }}};
+};
+
+TEST(Worker, RunOnAnIdleInlineWorkerUsesTheCallersThreadAsTheWorker) {
+  InlineWorker iw;
+  const auto caller = std::this_thread::get_id();
+  bool current = false, on_a_worker = false;
+  const auto id = iw.w.run([&] {
+    current = iw.w.is_current();
+    on_a_worker = Worker::on_a_worker();
+    return std::this_thread::get_id();
+  });
+  EXPECT_EQ(id, caller);
+  EXPECT_TRUE(current);
+  EXPECT_TRUE(on_a_worker);
+  EXPECT_EQ(iw.entered.load(), 1);
+  EXPECT_EQ(iw.left.load(), 1);
+  EXPECT_FALSE(iw.w.is_current());  // only for the call's duration
+  EXPECT_FALSE(Worker::on_a_worker());
+}
+
+TEST(Worker, RunOnThreadAlwaysUsesTheWorkerThread) {
+  InlineWorker iw;
+  const auto caller = std::this_thread::get_id();
+  EXPECT_NE(iw.w.run_on_thread([] { return std::this_thread::get_id(); }), caller);
+  EXPECT_EQ(iw.entered.load(), 0);
+}
+
+TEST(Worker, RunDoesNotOvertakeQueuedWorkAndNeverOverlapsIt) {
+  InlineWorker iw;
+  std::atomic<bool> release{false};
+  std::atomic<int> running{0}, overlaps{0};
+  std::vector<int> order;  // written only by whoever holds the worker
+  auto step = [&](int k) {
+    if (running.fetch_add(1) != 0) overlaps.fetch_add(1);
+    order.push_back(k);
+    running.fetch_sub(1);
+  };
+  // The worker is busy with a blocked task and has one more queued: a run() now must wait
+  // behind both instead of running inline.
+  iw.w.post([&] {
+    while (!release.load()) std::this_thread::yield();
+    step(0);
+  });
+  iw.w.post([&] { step(1); });
+  std::thread other([&] { iw.w.run([&] { step(2); }); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  release.store(true);
+  other.join();
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], 0);
+  EXPECT_EQ(order[1], 1);
+  EXPECT_EQ(order[2], 2);
+  // Many threads at once, with posted tasks mixed in: one execution at a time.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        if (i % 10 == 0) iw.w.post([&] { step(3); });
+        iw.w.run([&] { step(4 + t); });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  iw.w.run_on_thread([] {});  // drains the posts
+  EXPECT_EQ(overlaps.load(), 0);
+  EXPECT_EQ(order.size(), 3u + 4 * 500 + 4 * 50);
+  EXPECT_GT(iw.entered.load(), 0);  // some ran inline
+  EXPECT_EQ(iw.entered.load(), iw.left.load());
+}
+
+TEST(Worker, NestedRunOnTheSameWorkerStaysInlineOnTheCaller) {
+  InlineWorker iw;
+  const auto caller = std::this_thread::get_id();
+  const auto inner = iw.w.run([&] { return iw.w.run([] { return std::this_thread::get_id(); }); });
+  EXPECT_EQ(inner, caller);
+  EXPECT_EQ(iw.entered.load(), 1);  // the nested call did not enter again
 }
 
 TEST(TaskGroup, JoinsEveryTaskAndReportsErrorsByIndex) {
