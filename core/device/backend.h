@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -196,6 +197,33 @@ class Backend {
     (void)devs, (void)send, (void)recv, (void)count, (void)dtype, (void)root;
     return false;
   }
+  // A fused block z = pool(relu(conv2d(x, w) + bias)) whose intermediate y = relu(conv(...))
+  // ([N, O, OH, OW]; a shape only, the block keeps it in a private layout) is saved in
+  // `state` for the backward. Returns the bytes of that state, or 0 when the backend has no
+  // such block (then callers compose conv2d, relu and pool2d).
+  virtual size_t conv_relu_pool_state_bytes(int dev, const KView& x, const KView& w, bool bias,
+                                            const KView& y, const KView& z, const Conv2dParams& cp,
+                                            const Pool2dParams& pp) {
+    (void)dev, (void)x, (void)w, (void)bias, (void)y, (void)z, (void)cp, (void)pp;
+    return 0;
+  }
+  // state: state_bytes long, or null when no backward will follow.
+  virtual void conv_relu_pool(int dev, const KView& x, const KView& w, const KView* bias,
+                              const KView& y, const KView& z, void* state, const Conv2dParams& cp,
+                              const Pool2dParams& pp) {
+    (void)dev, (void)x, (void)w, (void)bias, (void)y, (void)z, (void)state, (void)cp, (void)pp;
+    throw std::logic_error("conv_relu_pool is not supported by this backend");
+  }
+  // Gradients from gz and the forward's state: gx (may be null: not needed), gw, gbias
+  // (may be null).
+  virtual void conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
+                                       const KView& y, const void* state, const KView* gx,
+                                       const KView& gw, const KView* gbias, const Conv2dParams& cp,
+                                       const Pool2dParams& pp) {
+    (void)dev, (void)gz, (void)x, (void)w, (void)y, (void)state, (void)gx, (void)gw, (void)gbias;
+    (void)cp, (void)pp;
+    throw std::logic_error("conv_relu_pool_backward is not supported by this backend");
+  }
   // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).
   virtual void properties(int dev, uint64_t* total_memory, int* multiprocessors) const {
     uint64_t free_bytes = 0;
@@ -210,6 +238,6 @@ class Backend {
 using CudaPluginEntryFn = Backend* (*)(const BackendHost* host, int abi_version, bool allow_tf32,
                                        const char** why);
 constexpr const char* kCudaPluginEntry = "dp_cuda_plugin_entry";
-constexpr int kBackendAbiVersion = 1;
+constexpr int kBackendAbiVersion = 2;
 
 }  // namespace dp

@@ -295,6 +295,27 @@ void CpuBackend::conv2d_backward_weights(int dev, const KView& x, const KView& g
            [&](auto t) { ref::conv2d_backward_weights<decltype(t)>(x, gy, gw, gbias, p); });
 }
 
+size_t CpuBackend::conv_relu_pool_state_bytes(int dev, const KView& x, const KView& w, bool bias,
+                                              const KView& y, const KView& z,
+                                              const Conv2dParams& cp, const Pool2dParams& pp) {
+  return dnnl_cpu::conv_relu_pool_state_bytes(dnnl(dev), x, w, bias, y, z, cp, pp);
+}
+
+void CpuBackend::conv_relu_pool(int dev, const KView& x, const KView& w, const KView* bias,
+                                const KView& y, const KView& z, void* state, const Conv2dParams& cp,
+                                const Pool2dParams& pp) {
+  DP_CHECK(dnnl_cpu::conv_relu_pool(dnnl(dev), x, w, bias, y, z, state, cp, pp), kInternal,
+           "conv_relu_pool: unsupported tensors (state_bytes was 0)");
+}
+
+void CpuBackend::conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
+                                         const KView& y, const void* state, const KView* gx,
+                                         const KView& gw, const KView* gbias,
+                                         const Conv2dParams& cp, const Pool2dParams& pp) {
+  DP_CHECK(dnnl_cpu::conv_relu_pool_backward(dnnl(dev), gz, x, w, y, state, gx, gw, gbias, cp, pp),
+           kInternal, "conv_relu_pool_backward: unsupported tensors");
+}
+
 size_t CpuBackend::pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
                                           const Pool2dParams& p) {
   if (p.kind != PoolKind::kMax) return 0;

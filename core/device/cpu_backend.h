@@ -60,6 +60,16 @@ class CpuBackend final : public Backend {
                             const Conv2dParams& p) override;
   void conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
                                const KView* gbias, const Conv2dParams& p) override;
+  size_t conv_relu_pool_state_bytes(int dev, const KView& x, const KView& w, bool bias,
+                                    const KView& y, const KView& z, const Conv2dParams& cp,
+                                    const Pool2dParams& pp) override;
+  void conv_relu_pool(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
+                      const KView& z, void* state, const Conv2dParams& cp,
+                      const Pool2dParams& pp) override;
+  void conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
+                               const KView& y, const void* state, const KView* gx, const KView& gw,
+                               const KView* gbias, const Conv2dParams& cp,
+                               const Pool2dParams& pp) override;
   size_t pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
                                 const Pool2dParams& p) override;
   void pool2d(int dev, const KView& x, const KView& y, void* workspace,

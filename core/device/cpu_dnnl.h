@@ -40,6 +40,19 @@ bool conv2d_backward_data(DnnlDevice& d, const KView& gy, const KView& w, const 
                           const Conv2dParams& p);
 bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, const KView& gw,
                              const KView* gbias, const Conv2dParams& p);
+// pool(relu(conv(x, w) + bias)) with the conv output y (shape only; its data is unused)
+// kept in oneDNN's blocked layout. state (state_bytes, or null for inference) keeps y and
+// the pooling workspace for the backward. state_bytes is 0 when unsupported.
+size_t conv_relu_pool_state_bytes(DnnlDevice& d, const KView& x, const KView& w, bool bias,
+                                  const KView& y, const KView& z, const Conv2dParams& cp,
+                                  const Pool2dParams& pp);
+bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* bias,
+                    const KView& y, const KView& z, void* state, const Conv2dParams& cp,
+                    const Pool2dParams& pp);
+// gx may be null (not needed); gw is always written; gbias when not null.
+bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, const KView& w,
+                             const KView& y, const void* state, const KView* gx, const KView& gw,
+                             const KView* gbias, const Conv2dParams& cp, const Pool2dParams& pp);
 // Workspace bytes oneDNN's max pooling needs (0 for average pooling).
 size_t pool2d_workspace_bytes(DnnlDevice& d, const KView& x, const KView& y, const Pool2dParams& p);
 bool pool2d(DnnlDevice& d, const KView& x, const KView& y, void* workspace, const Pool2dParams& p);

@@ -74,6 +74,11 @@ Tensor Conv2d::forward_relu(const Tensor& x) {
   return ops::conv2d(x, param("weight"), param("bias"), stride_h, stride_w, pad_h, pad_w, true);
 }
 
+Tensor Conv2d::forward_relu_pool(const Tensor& x, const Pool2dParams& pool) {
+  return ops::conv2d_relu_pool2d(x, param("weight"), param("bias"),
+                                 Conv2dParams{stride_h, stride_w, pad_h, pad_w, true}, pool);
+}
+
 static const char* activation_name(UnaryOp op) {
   switch (op) {
     case UnaryOp::kRelu:
@@ -213,8 +218,15 @@ std::vector<Tensor> Sequential::forward(const std::vector<Tensor>& inputs) {
       x = {linear->forward_relu(x[0])};
       ++i;  // the ReLU ran inside the product
     } else if (auto* conv = dynamic_cast<Conv2d*>(&m); conv && relu_next) {
-      x = {conv->forward_relu(x[0])};
-      ++i;
+      auto* pool =
+          i + 2 < children_.size() ? dynamic_cast<Pool2d*>(children_[i + 2].second.get()) : nullptr;
+      if (pool) {
+        x = {conv->forward_relu_pool(x[0], pool->p)};
+        i += 2;  // the ReLU and the pooling ran in the same block
+      } else {
+        x = {conv->forward_relu(x[0])};
+        ++i;
+      }
     } else {
       x = m.forward(x);
     }

@@ -30,6 +30,8 @@ class Conv2d final : public Module {
   std::shared_ptr<Module> shallow_copy() const override { return std::make_shared<Conv2d>(*this); }
   // forward with a ReLU fused into the convolution (Sequential uses it for Conv2d, ReLU).
   Tensor forward_relu(const Tensor& x);
+  // forward, ReLU and `pool` as one block (Sequential: Conv2d, ReLU, MaxPool2d/AvgPool2d).
+  Tensor forward_relu_pool(const Tensor& x, const Pool2dParams& pool);
   int stride_h, stride_w, pad_h, pad_w;
 };
 
@@ -95,7 +97,8 @@ class Embedding final : public Module {
 };
 
 // Children "0", "1", ... applied in order; each takes the previous one's outputs. A Linear
-// or Conv2d followed by a ReLU runs as one fused kernel.
+// or Conv2d followed by a ReLU runs as one fused kernel, and a Conv2d, ReLU and pooling as
+// one block (ops::conv2d_relu_pool2d).
 class Sequential final : public Module {
  public:
   explicit Sequential(std::shared_ptr<Context> ctx);

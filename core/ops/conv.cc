@@ -58,10 +58,66 @@ class Conv2dBackward final : public Node {
   bool has_bias_;
 };
 
+// Backward of conv2d + ReLU + pooling run as one block (the backend kept the ReLU output
+// in its private layout, inside `state`).
+class ConvReluPoolBackward final : public Node {
+ public:
+  ConvReluPoolBackward(Device d, SavedTensor x, SavedTensor w, Tensor state, Shape y_shape,
+                       Conv2dParams cp, Pool2dParams pp, bool has_bias)
+      : Node(d, 1),
+        x_(std::move(x)),
+        w_(std::move(w)),
+        state_(std::move(state)),
+        y_shape_(std::move(y_shape)),
+        cp_(cp),
+        pp_(pp),
+        has_bias_(has_bias) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    const Tensor& gz = grads[0];
+    const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
+    Tensor gx, gb;
+    Tensor gw = empty_like(w);  // the kernel computes it in any case
+    KView gx_view, gb_view;
+    if (next_edges_[0].valid()) {
+      gx = empty_like(x);
+      gx_view = gx.kview();
+    }
+    const bool need_b = has_bias_ && next_edges_[2].valid();
+    if (need_b) {
+      gb = empty_like(w, {w.shape()[0]});
+      gb_view = gb.kview();
+    }
+    KView y;  // shape only
+    y.dtype = x.dtype();
+    y.ndim = 4;
+    for (int i = 0; i < 4; ++i) y.shape[i] = y_shape_[i];
+    backend_of(gz).conv_relu_pool_backward(dev(gz), gz.kview(), x.kview(), w.kview(), y,
+                                           state_.data(), gx.defined() ? &gx_view : nullptr,
+                                           gw.kview(), need_b ? &gb_view : nullptr, cp_, pp_);
+    if (!next_edges_[1].valid()) gw = Tensor();
+    return {gx, gw, gb};
+  }
+  const char* name() const override { return "ConvReluPoolBackward"; }
+  void release_saved() override {
+    x_.reset();
+    w_.reset();
+    state_ = Tensor();
+  }
+
+ private:
+  SavedTensor x_, w_;
+  Tensor state_;
+  Shape y_shape_;
+  Conv2dParams cp_;
+  Pool2dParams pp_;
+  bool has_bias_;
+};
+
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
-              int pad_h, int pad_w, bool relu) {
+Shape conv2d_output_shape(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          const Conv2dParams& p) {
+  const int stride_h = p.stride_h, stride_w = p.stride_w, pad_h = p.pad_h, pad_w = p.pad_w;
   check_float(x, "conv2d", "x");
   check_same(x, weight, "conv2d", "x", "weight");
   check_ndim(x, 4, "conv2d", "x");
@@ -87,9 +143,15 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
            kShapeMismatch,
            "conv2d: kernel " << KH << "x" << KW << " does not fit input " << shape_str(x.shape())
                              << " with padding (" << pad_h << ", " << pad_w << ")");
+  return {x.shape()[0], O, OH, OW};
+}
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
+              int pad_h, int pad_w, bool relu) {
   const Conv2dParams p{stride_h, stride_w, pad_h, pad_w, relu};
+  const Shape y_shape = conv2d_output_shape(x, weight, bias, p);
   return on_device(x, [&] {
-    Tensor y = empty_like(x, {x.shape()[0], O, OH, OW});
+    Tensor y = empty_like(x, y_shape);
     if (y.numel() > 0) {
       KView bv;
       if (bias.defined()) bv = bias.kview();
@@ -103,6 +165,50 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
                                        relu ? SavedTensor(y) : SavedTensor(), p, bias.defined()));
     }
     return y;
+  });
+}
+
+Tensor conv2d_relu_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          Conv2dParams cp, const Pool2dParams& pp) {
+  cp.relu = true;
+  const Shape y_shape = conv2d_output_shape(x, weight, bias, cp);
+  const char* pool_name = pp.kind == PoolKind::kMax ? "max_pool2d" : "avg_pool2d";
+  // The pooling's checks on the conv output's shape, without computing it.
+  const Shape z_shape = pool2d_output_shape(y_shape, pp, pool_name);
+  auto compose = [&] {
+    const Tensor y = conv2d(x, weight, bias, cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, true);
+    return pp.kind == PoolKind::kMax ? max_pool2d(y, pp.kernel_h, pp.kernel_w, pp.stride_h,
+                                                  pp.stride_w, pp.pad_h, pp.pad_w)
+                                     : avg_pool2d(y, pp.kernel_h, pp.kernel_w, pp.stride_h,
+                                                  pp.stride_w, pp.pad_h, pp.pad_w);
+  };
+  return on_device(x, [&] {
+    Backend& be = backend_of(x);
+    Tensor z = empty_like(x, z_shape);
+    KView y;  // shape only: the backend keeps y to itself
+    y.dtype = x.dtype();
+    y.ndim = 4;
+    for (int i = 0; i < 4; ++i) y.shape[i] = y_shape[i];
+    const size_t state_bytes = be.conv_relu_pool_state_bytes(dev(x), x.kview(), weight.kview(),
+                                                             bias.defined(), y, z.kview(), cp, pp);
+    if (state_bytes == 0) return compose();
+    const bool grad = needs_grad({&x, &weight, &bias});
+    Tensor state;
+    if (grad) {
+      state = Tensor::empty(x.context(), {static_cast<int64_t>(state_bytes)}, DType::kUInt8,
+                            x.device());
+    }
+    KView bv;
+    if (bias.defined()) bv = bias.kview();
+    be.conv_relu_pool(dev(x), x.kview(), weight.kview(), bias.defined() ? &bv : nullptr, y,
+                      z.kview(), grad ? state.data() : nullptr, cp, pp);
+    if (grad) {
+      set_history(
+          z, make_node<ConvReluPoolBackward>({&x, &weight, bias.defined() ? &bias : nullptr},
+                                             x.device(), SavedTensor(x), SavedTensor(weight), state,
+                                             y_shape, cp, pp, bias.defined()));
+    }
+    return z;
   });
 }
 

@@ -82,6 +82,15 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
               int pad_h, int pad_w, bool relu = false);
 Tensor max_pool2d(const Tensor& x, int kernel_h, int kernel_w, int stride_h, int stride_w,
                   int pad_h, int pad_w);
+// pool2d(relu(conv2d(x, weight, bias))) as one block where the backend has one (oneDNN on
+// CPU devices: the ReLU output stays in its blocked layout), else composed of the three;
+// same values and gradients either way.
+Tensor conv2d_relu_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          Conv2dParams cp, const Pool2dParams& pp);
+// The output shapes, after the checks conv2d and the pooling ops make (errors name `name`).
+Shape conv2d_output_shape(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                          const Conv2dParams& p);
+Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p, const char* name);
 Tensor avg_pool2d(const Tensor& x, int kernel_h, int kernel_w, int stride_h, int stride_w,
                   int pad_h, int pad_w);
 

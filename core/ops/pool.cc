@@ -34,9 +34,11 @@ class Pool2dBackward final : public Node {
   Pool2dParams p_;
 };
 
-Tensor pool2d(const Tensor& x, Pool2dParams p, const char* name) {
-  check_float(x, name, "x");
-  check_ndim(x, 4, name, "x");
+}  // namespace
+
+Shape pool2d_output_shape(const Shape& x, const Pool2dParams& p, const char* name) {
+  DP_CHECK(x.size() == 4, kShapeMismatch,
+           name << ": x must have 4 dimensions, got shape " << shape_str(x));
   DP_CHECK(p.kernel_h > 0 && p.kernel_w > 0, kInvalidArgument,
            name << ": kernel = (" << p.kernel_h << ", " << p.kernel_w << ") must be positive");
   DP_CHECK(p.stride_h > 0 && p.stride_w > 0, kInvalidArgument,
@@ -45,16 +47,24 @@ Tensor pool2d(const Tensor& x, Pool2dParams p, const char* name) {
            kInvalidArgument,
            name << ": padding = (" << p.pad_h << ", " << p.pad_w
                 << ") must be between 0 and half the kernel");
-  const int64_t OH = (x.shape()[2] + 2 * int64_t{p.pad_h} - p.kernel_h) / p.stride_h + 1;
-  const int64_t OW = (x.shape()[3] + 2 * int64_t{p.pad_w} - p.kernel_w) / p.stride_w + 1;
-  DP_CHECK(x.shape()[2] + 2 * int64_t{p.pad_h} >= p.kernel_h &&
-               x.shape()[3] + 2 * int64_t{p.pad_w} >= p.kernel_w,
+  DP_CHECK(x[2] + 2 * int64_t{p.pad_h} >= p.kernel_h && x[3] + 2 * int64_t{p.pad_w} >= p.kernel_w,
            kShapeMismatch,
            name << ": kernel " << p.kernel_h << "x" << p.kernel_w << " does not fit input "
-                << shape_str(x.shape()));
+                << shape_str(x));
+  const int64_t OH = (x[2] + 2 * int64_t{p.pad_h} - p.kernel_h) / p.stride_h + 1;
+  const int64_t OW = (x[3] + 2 * int64_t{p.pad_w} - p.kernel_w) / p.stride_w + 1;
+  return {x[0], x[1], OH, OW};
+}
+
+namespace {
+
+Tensor pool2d(const Tensor& x, Pool2dParams p, const char* name) {
+  check_float(x, name, "x");
+  check_ndim(x, 4, name, "x");
+  const Shape y_shape = pool2d_output_shape(x.shape(), p, name);
   return on_device(x, [&] {
     Backend& be = backend_of(x);
-    Tensor y = empty_like(x, {x.shape()[0], x.shape()[1], OH, OW});
+    Tensor y = empty_like(x, y_shape);
     const bool grad = needs_grad({&x});
     Tensor ws;
     if (grad && p.kind == PoolKind::kMax) {

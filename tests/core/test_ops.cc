@@ -12,6 +12,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/node.h"
 #include "device/context.h"
 #include "error.h"
 #include "ops/ops.h"
@@ -232,6 +233,76 @@ TEST_F(Ops, PoolingDifferentiatesWithStrideAndPadding) {
         {rand({2, 2, 4, 6})});
   check("avg_pool2d 3x3 stride 2 pad 1",
         [](auto& x) { return ops::avg_pool2d(x[0], 3, 3, 2, 2, 1, 1); }, {rand({1, 2, 7, 5})});
+}
+
+// conv2d + ReLU + pooling as one block: float64 runs the composed ops (checked against
+// finite differences); float32 runs oneDNN's block (against that float64 reference).
+TEST_F(Ops, ConvReluPoolBlockDifferentiatesLikeItsParts) {
+  const Pool2dParams max2{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
+  const Pool2dParams max3{PoolKind::kMax, 3, 3, 2, 2, 1, 1};
+  const Pool2dParams avg2{PoolKind::kAvg, 2, 2, 2, 2, 0, 0};
+  check(
+      "conv 3x3 pad 1, relu, max 2x2",
+      [&](auto& x) {
+        return ops::conv2d_relu_pool2d(x[0], x[1], x[2], {1, 1, 1, 1}, max2);
+      },
+      {rand({2, 1, 6, 6}), rand({3, 1, 3, 3}), rand({3})}, 5e-4, 1e-4);
+  check(
+      "conv stride 2 pad (1, 0), relu, max 3x3 stride 2 pad 1, odd sizes",
+      [&](auto& x) {
+        return ops::conv2d_relu_pool2d(x[0], x[1], x[2], {2, 2, 1, 0}, max3);
+      },
+      {rand({1, 3, 9, 8}), rand({5, 3, 3, 2}), rand({5})}, 5e-4, 1e-4);
+  check(
+      "conv no bias, relu, avg 2x2",
+      [&](auto& x) {
+        return ops::conv2d_relu_pool2d(x[0], x[1], Tensor(), {1, 1, 0, 0}, avg2);
+      },
+      {rand({2, 2, 5, 5}), rand({4, 2, 2, 2})}, 5e-4, 1e-4);
+}
+
+// In float32 the block and the three ops give the same values and gradients, for channel
+// counts that fill oneDNN's 16-channel blocks and for ones that do not.
+TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
+  const Pool2dParams pp{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
+  for (const auto& [c_in, c_out] : {std::pair<int64_t, int64_t>{1, 32}, {32, 64}, {3, 20}}) {
+    SCOPED_TRACE("channels " + std::to_string(c_in) + " -> " + std::to_string(c_out));
+    auto f32 = [&](const Shape& s, bool grad) {
+      Tensor t = ops::to_dtype(rand(s, false), DType::kFloat32);
+      t.set_requires_grad(grad);
+      return t;
+    };
+    const Tensor x = f32({4, c_in, 12, 12}, c_in > 1), w = f32({c_out, c_in, 3, 3}, true),
+                 b = f32({c_out}, true);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> wts(static_cast<size_t>(4 * c_out * 6 * 6));
+    for (double& v : wts) v = u(rng_);
+    auto fused = forward_backward(
+        [&](auto& in) {
+          Tensor z = ops::conv2d_relu_pool2d(in[0], in[1], in[2], {1, 1, 1, 1}, pp);
+          EXPECT_STREQ(z.grad_fn()->name(), "ConvReluPoolBackward");
+          return z;
+        },
+        {x, w, b}, wts);
+    auto composed = forward_backward(
+        [&](auto& in) {
+          return ops::max_pool2d(ops::conv2d(in[0], in[1], in[2], 1, 1, 1, 1, true), 2, 2, 2, 2, 0,
+                                 0);
+        },
+        {x, w, b}, wts);
+    ASSERT_EQ(fused.first.size(), composed.first.size());
+    for (size_t k = 0; k < fused.first.size(); ++k) {
+      EXPECT_NEAR(fused.first[k], composed.first[k], 1e-6 * (1 + std::abs(composed.first[k])));
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_EQ(fused.second[i].size(), composed.second[i].size());
+      for (size_t k = 0; k < fused.second[i].size(); ++k) {
+        EXPECT_NEAR(fused.second[i][k], composed.second[i][k],
+                    1e-5 * (1 + std::abs(composed.second[i][k])))
+            << "grad of input " << i << "[" << k << "]";
+      }
+    }
+  }
 }
 
 TEST_F(Ops, BatchNormDifferentiatesInTrainingAndEvaluation) {
