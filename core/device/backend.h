@@ -214,14 +214,14 @@ class Backend {
     (void)dev, (void)x, (void)w, (void)bias, (void)y, (void)z, (void)state, (void)cp, (void)pp;
     throw std::logic_error("conv_relu_pool is not supported by this backend");
   }
-  // Gradients from gz and the forward's state: gx (may be null: not needed), gw, gbias
-  // (may be null).
+  // Gradients from gz, the forward's output z and its state: gx (may be null: not
+  // needed), gw, gbias (may be null).
   virtual void conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
-                                       const KView& y, const void* state, const KView* gx,
-                                       const KView& gw, const KView* gbias, const Conv2dParams& cp,
-                                       const Pool2dParams& pp) {
-    (void)dev, (void)gz, (void)x, (void)w, (void)y, (void)state, (void)gx, (void)gw, (void)gbias;
-    (void)cp, (void)pp;
+                                       const KView& y, const KView& z, const void* state,
+                                       const KView* gx, const KView& gw, const KView* gbias,
+                                       const Conv2dParams& cp, const Pool2dParams& pp) {
+    (void)dev, (void)gz, (void)x, (void)w, (void)y, (void)z, (void)state, (void)gx, (void)gw;
+    (void)gbias, (void)cp, (void)pp;
     throw std::logic_error("conv_relu_pool_backward is not supported by this backend");
   }
   // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).

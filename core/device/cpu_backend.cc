@@ -309,11 +309,12 @@ void CpuBackend::conv_relu_pool(int dev, const KView& x, const KView& w, const K
 }
 
 void CpuBackend::conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
-                                         const KView& y, const void* state, const KView* gx,
-                                         const KView& gw, const KView* gbias,
+                                         const KView& y, const KView& z, const void* state,
+                                         const KView* gx, const KView& gw, const KView* gbias,
                                          const Conv2dParams& cp, const Pool2dParams& pp) {
-  DP_CHECK(dnnl_cpu::conv_relu_pool_backward(dnnl(dev), gz, x, w, y, state, gx, gw, gbias, cp, pp),
-           kInternal, "conv_relu_pool_backward: unsupported tensors");
+  DP_CHECK(
+      dnnl_cpu::conv_relu_pool_backward(dnnl(dev), gz, x, w, y, z, state, gx, gw, gbias, cp, pp),
+      kInternal, "conv_relu_pool_backward: unsupported tensors");
 }
 
 size_t CpuBackend::pool2d_workspace_bytes(int dev, const KView& x, const KView& y,

@@ -67,8 +67,8 @@ class CpuBackend final : public Backend {
                       const KView& z, void* state, const Conv2dParams& cp,
                       const Pool2dParams& pp) override;
   void conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
-                               const KView& y, const void* state, const KView* gx, const KView& gw,
-                               const KView* gbias, const Conv2dParams& cp,
+                               const KView& y, const KView& z, const void* state, const KView* gx,
+                               const KView& gw, const KView* gbias, const Conv2dParams& cp,
                                const Pool2dParams& pp) override;
   size_t pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
                                 const Pool2dParams& p) override;

@@ -679,6 +679,10 @@ struct BlockPds {
   Cached* conv = nullptr;  // forward, ReLU fused
   Cached* pool = nullptr;  // forward on the conv's dst layout
   memory::desc y_md;       // the conv's (blocked) dst
+  // Max pooling needs no y for its backward: the ReLU commutes with the maximum, so the
+  // ReLU's mask at each window's argmax is (z > 0), applied to gz before the pooling's
+  // backward. Average pooling keeps y in the state for the mask.
+  bool keep_y = false;
   size_t y_bytes = 0, ws_offset = 0, state_bytes = 0;
 };
 
@@ -722,8 +726,9 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
       block_key('q', x, w, y, z, bias, cp, pp, training), [&](const dnnl::primitive_attr& attr) {
         return block_pool_pd(d, b.y_md, y, z, pp, training, attr);
       });
+  b.keep_y = pp.kind != PoolKind::kMax;
   b.y_bytes = b.y_md.get_size();
-  b.ws_offset = (b.y_bytes + 63) / 64 * 64;
+  b.ws_offset = b.keep_y ? (b.y_bytes + 63) / 64 * 64 : 0;
   b.state_bytes = b.ws_offset + b.pool->workspace_bytes;
   return b;
 }
@@ -752,7 +757,8 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
   guarded("convolution block", [&] {
     const BlockPds b = block_pds(d, x, w, bias != nullptr, y, z, cp, pp, training);
     const std::string key = block_key('b', x, w, y, z, bias != nullptr, cp, pp, true).str();
-    char* y_data = state ? static_cast<char*>(state) : static_cast<char*>(d.temp(3, b.y_bytes));
+    char* state_data = static_cast<char*>(state);
+    char* y_data = state && b.keep_y ? state_data : static_cast<char*>(d.temp(3, b.y_bytes));
     const memory y_mem(b.y_md, d.eng, y_data);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(b.conv->pd.src_desc(), x, 0, key + "fs")},
@@ -763,7 +769,8 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
     memory z_mem = d.output(b.pool->pd.dst_desc(), z, 4);
     std::unordered_map<int, memory> pargs{{DNNL_ARG_SRC, y_mem}, {DNNL_ARG_DST, z_mem}};
     if (b.pool->workspace_bytes) {
-      pargs.emplace(DNNL_ARG_WORKSPACE, memory(b.pool->workspace_md, d.eng, y_data + b.ws_offset));
+      pargs.emplace(DNNL_ARG_WORKSPACE,
+                    memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
     }
     d.run(*b.pool, std::move(pargs));
     d.finish_output(z_mem, z, key + "fz");
@@ -772,15 +779,15 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
 }
 
 bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, const KView& w,
-                             const KView& y, const void* state, const KView* gx, const KView& gw,
-                             const KView* gbias, const Conv2dParams& cp, const Pool2dParams& pp) {
+                             const KView& y, const KView& z_out, const void* state, const KView* gx,
+                             const KView& gw, const KView* gbias, const Conv2dParams& cp,
+                             const Pool2dParams& pp) {
   if (!block_supported(x, y, gz)) return false;
   guarded("convolution block backward", [&] {
     const BlockPds b = block_pds(d, x, w, gbias != nullptr, y, gz, cp, pp, true);
     const std::string key = block_key('b', x, w, y, gz, gbias != nullptr, cp, pp, true).str();
     const KView& z = gz;
-    char* y_data = static_cast<char*>(const_cast<void*>(state));
-    const memory y_mem(b.y_md, d.eng, y_data);
+    char* state_data = static_cast<char*>(const_cast<void*>(state));
     // Pooling backward into gy (blocked, a temporary), then the ReLU's mask in place.
     Cached& pb = d.get<dnnl::pooling_backward>(
         block_key('Q', x, w, y, z, gbias != nullptr, cp, pp, true),
@@ -796,26 +803,37 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
               attr, d.eng, block_pool_pd(d, b.y_md, y, z, pp, true, dnnl::primitive_attr()));
         });
     const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
+    KView gz_in = gz;
+    if (!b.keep_y) {
+      // The ReLU's mask on the pooled gradient: (z > 0), z being the block's output.
+      gz_in.data = d.temp(7, static_cast<size_t>(gz.numel()) * sizeof(float));
+      DP_CHECK(unary_backward(d, UnaryOp::kRelu, gz, z_out, gz_in), kInternal,
+               "convolution block backward: no ReLU backward primitive");
+    }
     std::unordered_map<int, memory> pargs{
-        {DNNL_ARG_DIFF_DST, d.to_format(b.pool->pd.dst_desc(), gz, 4, key + "pz")},
+        {DNNL_ARG_DIFF_DST, d.to_format(b.pool->pd.dst_desc(), gz_in, 4, key + "pz")},
         {DNNL_ARG_DIFF_SRC, gy_mem}};
     if (b.pool->workspace_bytes) {
-      pargs.emplace(DNNL_ARG_WORKSPACE, memory(b.pool->workspace_md, d.eng, y_data + b.ws_offset));
+      pargs.emplace(DNNL_ARG_WORKSPACE,
+                    memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
     }
     d.run(pb, std::move(pargs));
-    Cached& rb = d.get<dnnl::eltwise_backward>(
-        block_key('R', x, w, y, z, gbias != nullptr, cp, pp, true),
-        [&](const dnnl::primitive_attr& attr) {
-          auto hint = dnnl::eltwise_forward::primitive_desc(
-              dnnl::eltwise_forward::desc(prop_kind::forward_training,
-                                          algorithm::eltwise_relu_use_dst_for_bwd, b.y_md, 0.f),
-              d.eng);
-          return dnnl::eltwise_backward::primitive_desc(
-              dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, b.y_md, b.y_md,
-                                           0.f),
-              attr, d.eng, hint);
-        });
-    d.run(rb, {{DNNL_ARG_DST, y_mem}, {DNNL_ARG_DIFF_DST, gy_mem}, {DNNL_ARG_DIFF_SRC, gy_mem}});
+    if (b.keep_y) {  // the ReLU's mask from y itself
+      Cached& rb = d.get<dnnl::eltwise_backward>(
+          block_key('R', x, w, y, z, gbias != nullptr, cp, pp, true),
+          [&](const dnnl::primitive_attr& attr) {
+            auto hint = dnnl::eltwise_forward::primitive_desc(
+                dnnl::eltwise_forward::desc(prop_kind::forward_training,
+                                            algorithm::eltwise_relu_use_dst_for_bwd, b.y_md, 0.f),
+                d.eng);
+            return dnnl::eltwise_backward::primitive_desc(
+                dnnl::eltwise_backward::desc(algorithm::eltwise_relu_use_dst_for_bwd, b.y_md,
+                                             b.y_md, 0.f),
+                attr, d.eng, hint);
+          });
+      const memory y_mem(b.y_md, d.eng, state_data);
+      d.run(rb, {{DNNL_ARG_DST, y_mem}, {DNNL_ARG_DIFF_DST, gy_mem}, {DNNL_ARG_DIFF_SRC, gy_mem}});
+    }
     // gy in the layout a convolution backward asks for (normally the same one).
     auto gy_as = [&](const memory::desc& want, size_t slot, const char* tag) {
       if (want == b.y_md) return gy_mem;

@@ -50,9 +50,11 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
                     const KView& y, const KView& z, void* state, const Conv2dParams& cp,
                     const Pool2dParams& pp);
 // gx may be null (not needed); gw is always written; gbias when not null.
+// z is the forward's output (max pooling takes the ReLU's mask from it).
 bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, const KView& w,
-                             const KView& y, const void* state, const KView* gx, const KView& gw,
-                             const KView* gbias, const Conv2dParams& cp, const Pool2dParams& pp);
+                             const KView& y, const KView& z, const void* state, const KView* gx,
+                             const KView& gw, const KView* gbias, const Conv2dParams& cp,
+                             const Pool2dParams& pp);
 // Workspace bytes oneDNN's max pooling needs (0 for average pooling).
 size_t pool2d_workspace_bytes(DnnlDevice& d, const KView& x, const KView& y, const Pool2dParams& p);
 bool pool2d(DnnlDevice& d, const KView& x, const KView& y, void* workspace, const Pool2dParams& p);

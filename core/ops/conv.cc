@@ -62,11 +62,12 @@ class Conv2dBackward final : public Node {
 // in its private layout, inside `state`).
 class ConvReluPoolBackward final : public Node {
  public:
-  ConvReluPoolBackward(Device d, SavedTensor x, SavedTensor w, Tensor state, Shape y_shape,
-                       Conv2dParams cp, Pool2dParams pp, bool has_bias)
+  ConvReluPoolBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor z, Tensor state,
+                       Shape y_shape, Conv2dParams cp, Pool2dParams pp, bool has_bias)
       : Node(d, 1),
         x_(std::move(x)),
         w_(std::move(w)),
+        z_(std::move(z)),
         state_(std::move(state)),
         y_shape_(std::move(y_shape)),
         cp_(cp),
@@ -74,7 +75,7 @@ class ConvReluPoolBackward final : public Node {
         has_bias_(has_bias) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     const Tensor& gz = grads[0];
-    const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
+    const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_), z = DP_UNPACK(z_);
     Tensor gx, gb;
     Tensor gw = empty_like(w);  // the kernel computes it in any case
     KView gx_view, gb_view;
@@ -91,7 +92,7 @@ class ConvReluPoolBackward final : public Node {
     y.dtype = x.dtype();
     y.ndim = 4;
     for (int i = 0; i < 4; ++i) y.shape[i] = y_shape_[i];
-    backend_of(gz).conv_relu_pool_backward(dev(gz), gz.kview(), x.kview(), w.kview(), y,
+    backend_of(gz).conv_relu_pool_backward(dev(gz), gz.kview(), x.kview(), w.kview(), y, z.kview(),
                                            state_.data(), gx.defined() ? &gx_view : nullptr,
                                            gw.kview(), need_b ? &gb_view : nullptr, cp_, pp_);
     if (!next_edges_[1].valid()) gw = Tensor();
@@ -101,11 +102,12 @@ class ConvReluPoolBackward final : public Node {
   void release_saved() override {
     x_.reset();
     w_.reset();
+    z_.reset();
     state_ = Tensor();
   }
 
  private:
-  SavedTensor x_, w_;
+  SavedTensor x_, w_, z_;
   Tensor state_;
   Shape y_shape_;
   Conv2dParams cp_;
@@ -203,10 +205,10 @@ Tensor conv2d_relu_pool2d(const Tensor& x, const Tensor& weight, const Tensor& b
     be.conv_relu_pool(dev(x), x.kview(), weight.kview(), bias.defined() ? &bv : nullptr, y,
                       z.kview(), grad ? state.data() : nullptr, cp, pp);
     if (grad) {
-      set_history(
-          z, make_node<ConvReluPoolBackward>({&x, &weight, bias.defined() ? &bias : nullptr},
-                                             x.device(), SavedTensor(x), SavedTensor(weight), state,
-                                             y_shape, cp, pp, bias.defined()));
+      set_history(z,
+                  make_node<ConvReluPoolBackward>(
+                      {&x, &weight, bias.defined() ? &bias : nullptr}, x.device(), SavedTensor(x),
+                      SavedTensor(weight), SavedTensor(z), state, y_shape, cp, pp, bias.defined()));
     }
     return z;
   });
