@@ -45,7 +45,7 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
     owner[k] = d;
   }
   auto shared = std::make_shared<Shared>(parts - 1);
-  auto run_slice = [&fn, &bounds, &owner](Shared& s, int k, int device) {
+  auto run_slice = [&fn, &bounds](Shared& s, int k, int device) {
     try {
       fn(bounds[k], bounds[k + 1], device);
     } catch (...) {
