@@ -64,8 +64,13 @@ void Latch::wait() {
     sleeping_.store(true, std::memory_order_seq_cst);
     cv_.wait(lock, [this] { return count_.load(std::memory_order_acquire) == 0; });
   }
-  // Every counter must be done with the latch before the caller may destroy it.
-  while (finished_.load(std::memory_order_acquire) != total_) DP_CPU_RELAX();
+  // Every counter must be done with the latch before the caller may destroy it. That is
+  // a few instructions away, but the counter may have been preempted right there (by this
+  // very thread, woken onto its core): yield, or wait out the scheduler's time slice.
+  for (int i = 0; finished_.load(std::memory_order_acquire) != total_; ++i) {
+    DP_CPU_RELAX();
+    if (i >= 64) sched_yield();
+  }
 }
 
 bool Worker::on_a_worker() {
