@@ -540,19 +540,39 @@ bool conv2d(DnnlDevice& d, const KView& x, const KView& w, const KView* bias, co
   return true;
 }
 
+// The backward primitives of a convolution (no ReLU: callers apply its mask first).
+static Cached& conv_bwd_data_prim(DnnlDevice& d, const Key& key, const KView& gx, const KView& w,
+                                  const KView& gy, const Conv2dParams& p) {
+  return d.get<dnnl::convolution_backward_data>(key, [&](const dnnl::primitive_attr& attr) {
+    const ConvGeom g = conv_geom(gx, w, gy, p);
+    auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
+    return dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any_md(gx), any_md(w),
+                                              any_md(gy), g.strides, g.pad_l, g.pad_r),
+        attr, d.eng, hint);
+  });
+}
+
+static Cached& conv_bwd_weights_prim(DnnlDevice& d, const Key& key, const KView& x, const KView& gw,
+                                     bool bias, const KView& gy, const Conv2dParams& p) {
+  return d.get<dnnl::convolution_backward_weights>(key, [&](const dnnl::primitive_attr& attr) {
+    const ConvGeom g = conv_geom(x, gw, gy, p);
+    auto hint = conv_fwd_pd(d, x, gw, bias, gy, p, dnnl::primitive_attr());
+    const memory::desc bmd = bias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
+    return dnnl::convolution_backward_weights::primitive_desc(
+        dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_md(x),
+                                                 any_md(gw), bmd, any_md(gy), g.strides, g.pad_l,
+                                                 g.pad_r),
+        attr, d.eng, hint);
+  });
+}
+
 bool conv2d_backward_data(DnnlDevice& d, const KView& gy, const KView& w, const KView& gx,
                           const Conv2dParams& p) {
   if (gy.numel() == 0 || gx.numel() == 0) return false;
   guarded("convolution backward data", [&] {
     const Key key = conv_key('C', gx, w, gy, false, p);
-    Cached& c = d.get<dnnl::convolution_backward_data>(key, [&](const dnnl::primitive_attr& attr) {
-      const ConvGeom g = conv_geom(gx, w, gy, p);
-      auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
-      return dnnl::convolution_backward_data::primitive_desc(
-          dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any_md(gx),
-                                                any_md(w), any_md(gy), g.strides, g.pad_l, g.pad_r),
-          attr, d.eng, hint);
-    });
+    Cached& c = conv_bwd_data_prim(d, key, gx, w, gy, p);
     memory diff_src = d.output(c.pd.diff_src_desc(), gx, 2);
     d.run(c, {{DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 0, key.str() + "g")},
               {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str() + "w")},
@@ -567,17 +587,7 @@ bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, con
   if (gy.numel() == 0 || x.numel() == 0) return false;
   guarded("convolution backward weights", [&] {
     const Key key = conv_key('W', x, gw, gy, gbias != nullptr, p);
-    Cached& c =
-        d.get<dnnl::convolution_backward_weights>(key, [&](const dnnl::primitive_attr& attr) {
-          const ConvGeom g = conv_geom(x, gw, gy, p);
-          auto hint = conv_fwd_pd(d, x, gw, gbias != nullptr, gy, p, dnnl::primitive_attr());
-          const memory::desc bmd = gbias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
-          return dnnl::convolution_backward_weights::primitive_desc(
-              dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_md(x),
-                                                       any_md(gw), bmd, any_md(gy), g.strides,
-                                                       g.pad_l, g.pad_r),
-              attr, d.eng, hint);
-        });
+    Cached& c = conv_bwd_weights_prim(d, key, x, gw, gbias != nullptr, gy, p);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
@@ -590,20 +600,28 @@ bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, con
   return true;
 }
 
-static dnnl::pooling_forward::primitive_desc pool_fwd_pd(DnnlDevice& d, const KView& x,
-                                                         const KView& y, const Pool2dParams& p,
-                                                         bool training,
-                                                         const dnnl::primitive_attr& attr) {
+// Pooling x (shape) into y (shape), the memories laid out as x_md and y_md.
+static dnnl::pooling_forward::primitive_desc pool_pd(DnnlDevice& d, const memory::desc& x_md,
+                                                     const memory::desc& y_md, const KView& x,
+                                                     const KView& y, const Pool2dParams& p,
+                                                     bool training,
+                                                     const dnnl::primitive_attr& attr) {
   const int64_t pr_h = (y.shape[2] - 1) * p.stride_h + p.kernel_h - x.shape[2] - p.pad_h;
   const int64_t pr_w = (y.shape[3] - 1) * p.stride_w + p.kernel_w - x.shape[3] - p.pad_w;
   const algorithm alg =
       p.kind == PoolKind::kMax ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
   return dnnl::pooling_forward::primitive_desc(
       dnnl::pooling_forward::desc(
-          training ? prop_kind::forward_training : prop_kind::forward_inference, alg, md_of(x),
-          md_of(y), {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pad_h, p.pad_w},
-          {pr_h, pr_w}),
+          training ? prop_kind::forward_training : prop_kind::forward_inference, alg, x_md, y_md,
+          {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pad_h, p.pad_w}, {pr_h, pr_w}),
       attr, d.eng);
+}
+
+static dnnl::pooling_forward::primitive_desc pool_fwd_pd(DnnlDevice& d, const KView& x,
+                                                         const KView& y, const Pool2dParams& p,
+                                                         bool training,
+                                                         const dnnl::primitive_attr& attr) {
+  return pool_pd(d, md_of(x), md_of(y), x, y, p, training, attr);
 }
 
 static Key pool_key(char op, const KView& x, const KView& y, const Pool2dParams& p, bool training) {
@@ -698,16 +716,7 @@ dnnl::pooling_forward::primitive_desc block_pool_pd(DnnlDevice& d, const memory:
                                                     const KView& y, const KView& z,
                                                     const Pool2dParams& p, bool training,
                                                     const dnnl::primitive_attr& attr) {
-  const int64_t pr_h = (z.shape[2] - 1) * p.stride_h + p.kernel_h - y.shape[2] - p.pad_h;
-  const int64_t pr_w = (z.shape[3] - 1) * p.stride_w + p.kernel_w - y.shape[3] - p.pad_w;
-  const algorithm alg =
-      p.kind == PoolKind::kMax ? algorithm::pooling_max : algorithm::pooling_avg_include_padding;
-  return dnnl::pooling_forward::primitive_desc(
-      dnnl::pooling_forward::desc(
-          training ? prop_kind::forward_training : prop_kind::forward_inference, alg, y_md,
-          any_md(z), {p.stride_h, p.stride_w}, {p.kernel_h, p.kernel_w}, {p.pad_h, p.pad_w},
-          {pr_h, pr_w}),
-      attr, d.eng);
+  return pool_pd(d, y_md, any_md(z), y, z, p, training, attr);
 }
 
 BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, const KView& y,
@@ -844,34 +853,15 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     Conv2dParams plain = cp;
     plain.relu = false;
     if (gx) {
-      const KView gy_shape = y;
-      Cached& c = d.get<dnnl::convolution_backward_data>(
-          conv_key('C', *gx, w, gy_shape, false, plain), [&](const dnnl::primitive_attr& attr) {
-            const ConvGeom g = conv_geom(*gx, w, gy_shape, plain);
-            auto hint = conv_fwd_pd(d, *gx, w, false, gy_shape, plain, dnnl::primitive_attr());
-            return dnnl::convolution_backward_data::primitive_desc(
-                dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any_md(*gx),
-                                                      any_md(w), any_md(gy_shape), g.strides,
-                                                      g.pad_l, g.pad_r),
-                attr, d.eng, hint);
-          });
+      Cached& c = conv_bwd_data_prim(d, conv_key('C', *gx, w, y, false, plain), *gx, w, y, plain);
       memory diff_src = d.output(c.pd.diff_src_desc(), *gx, 2);
       d.run(c, {{DNNL_ARG_DIFF_DST, gy_as(c.pd.diff_dst_desc(), 6, "dy")},
                 {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key + "dw")},
                 {DNNL_ARG_DIFF_SRC, diff_src}});
       d.finish_output(diff_src, *gx, key + "dx");
     }
-    Cached& c = d.get<dnnl::convolution_backward_weights>(
-        conv_key('W', x, gw, y, gbias != nullptr, plain), [&](const dnnl::primitive_attr& attr) {
-          const ConvGeom g = conv_geom(x, gw, y, plain);
-          auto hint = conv_fwd_pd(d, x, gw, gbias != nullptr, y, plain, dnnl::primitive_attr());
-          const memory::desc bmd = gbias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
-          return dnnl::convolution_backward_weights::primitive_desc(
-              dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_md(x),
-                                                       any_md(gw), bmd, any_md(y), g.strides,
-                                                       g.pad_l, g.pad_r),
-              attr, d.eng, hint);
-        });
+    Cached& c = conv_bwd_weights_prim(d, conv_key('W', x, gw, y, gbias != nullptr, plain), x, gw,
+                                      gbias != nullptr, y, plain);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key + "ws")},

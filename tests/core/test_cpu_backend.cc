@@ -11,15 +11,13 @@
 #include "device/cpu_backend.h"
 #include "device/cpu_reference.h"
 #include "error.h"
+#include "test_context.h"
 
 namespace dp {
 namespace {
 
 std::shared_ptr<Context> make_ctx(int devices) {
-  ContextOptions o;
-  o.cpu_devices = devices;
-  o.load_cuda = false;
-  return Context::create(o);
+  return testing_util::cpu_context(devices);
 }
 
 KView view(void* data, DType t, Shape s) {

@@ -12,15 +12,13 @@
 #include "device/context.h"
 #include "device/cpu_parallel.h"
 #include "error.h"
+#include "test_context.h"
 
 namespace dp {
 namespace {
 
 std::shared_ptr<Context> make_ctx(int devices) {
-  ContextOptions o;
-  o.cpu_devices = devices;
-  o.load_cuda = false;
-  return Context::create(o);
+  return testing_util::cpu_context(devices);
 }
 
 struct Slice {

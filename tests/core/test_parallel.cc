@@ -15,16 +15,13 @@
 #include "parallel/comm.h"
 #include "parallel/data_parallel.h"
 #include "parallel/replicate.h"
+#include "test_context.h"
 
 namespace dp {
 namespace {
 
 std::shared_ptr<Context> make_ctx(int devices) {
-  ContextOptions o;
-  o.cpu_devices = devices;
-  o.load_cuda = false;
-  o.seed = 7;
-  return Context::create(o);
+  return testing_util::cpu_context(devices, /*seed=*/7);
 }
 
 std::shared_ptr<Module> mlp(const std::shared_ptr<Context>& ctx) {
