@@ -472,6 +472,26 @@ TEST_F(Ops, GradientsAccumulateAcrossBackwardCalls) {
   for (double g : values(a.grad())) EXPECT_DOUBLE_EQ(g, 5.0);
 }
 
+// A tensor used by several ops gets the sum of their gradients. Large CPU sums are done in
+// place and shared between the CPU workers; a gradient tensor handed to several consumers
+// ((x + x) + x) must not be summed into itself.
+TEST_F(Ops, LargeGradientSumsAreExactAndNeverAliasTheirInputs) {
+  const int64_t n = 300001;  // several shared slices, and an odd tail
+  Tensor x = ops::to_dtype(rand({n}, false), DType::kFloat32);
+  x.set_requires_grad(true);
+  Tensor a = ops::to_dtype(rand({n}, false), DType::kFloat32);
+  Tensor b = ops::to_dtype(rand({n}, false), DType::kFloat32);
+  backward({ops::sum(ops::add(ops::mul(x, a), ops::mul(x, b)))}, {});
+  const auto g = values(x.grad()), va = values(a), vb = values(b);
+  for (int64_t k = 0; k < n; ++k) {
+    ASSERT_FLOAT_EQ(static_cast<float>(g[k]), static_cast<float>(va[k]) + static_cast<float>(vb[k]))
+        << "element " << k;
+  }
+  x.set_grad(Tensor());
+  backward({ops::sum(ops::add(ops::add(x, x), x))}, {});
+  for (double v : values(x.grad())) ASSERT_EQ(v, 3.0);
+}
+
 TEST_F(Ops, GradModeOffRecordsNothing) {
   Tensor a = rand({4});
   GradModeGuard off(false);
