@@ -93,16 +93,11 @@ void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
     return;
   }
   Backend& backend = ctx.backend(DeviceType::kCpu);
-  const size_t es = sum.element_size();
   cpu_parallel_for(ctx, device.index, sum.numel(), kShareElements / 2,
-                   64 / static_cast<int64_t>(es), [&](int64_t begin, int64_t end, int cpu) {
-                     KView a, b;
-                     a.data = static_cast<char*>(sum.data()) + begin * static_cast<int64_t>(es);
-                     b.data = static_cast<char*>(g.data()) + begin * static_cast<int64_t>(es);
-                     a.dtype = b.dtype = sum.dtype();
-                     a.ndim = b.ndim = 1;
-                     a.shape[0] = b.shape[0] = end - begin;
-                     backend.binary(cpu, BinaryOp::kAdd, a, b, a);
+                   64 / static_cast<int64_t>(sum.element_size()),
+                   [&](int64_t begin, int64_t end, int cpu) {
+                     const KView a = sum.kview_slice(begin, end);
+                     backend.binary(cpu, BinaryOp::kAdd, a, g.kview_slice(begin, end), a);
                    });
 }
 

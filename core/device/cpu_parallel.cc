@@ -24,6 +24,12 @@ struct Shared {
 
 }  // namespace
 
+std::vector<int64_t> slice_bounds(int64_t n, int parts, int64_t align) {
+  std::vector<int64_t> bounds(static_cast<size_t>(parts) + 1);
+  for (int k = 0; k <= parts; ++k) bounds[k] = k == parts ? n : n * k / parts / align * align;
+  return bounds;
+}
+
 void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int64_t align,
                       const std::function<void(int64_t, int64_t, int)>& fn) {
   const int cpus = ctx.device_count(DeviceType::kCpu);
@@ -33,10 +39,7 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
     fn(0, n, self);
     return;
   }
-  std::vector<int64_t> bounds(parts + 1);
-  for (int k = 0; k <= parts; ++k) {
-    bounds[k] = k == parts ? n : n * k / parts / align * align;
-  }
+  const std::vector<int64_t> bounds = slice_bounds(n, parts, align);
   // Slice 0 is the caller's; slice k > 0 goes to the k-th CPU device other than self.
   std::vector<int> owner(parts);
   owner[0] = self;

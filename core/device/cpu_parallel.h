@@ -5,10 +5,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace dp {
 
 class Context;
+
+// Bounds of `parts` slices covering [0, n): slice k is [b[k], b[k + 1]). Inner bounds are
+// multiples of `align` (elements), so slices of a 64-byte-aligned tensor never share a
+// cache line when align is 64 bytes' worth of elements.
+std::vector<int64_t> slice_bounds(int64_t n, int parts, int64_t align);
 
 // Runs fn(begin, end, cpu_index) over slices that cover [0, n), each slice on the worker
 // of CPU device `cpu_index` (fn must use that device's kernels only). Slices hold at least

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "device/context.h"
+#include "device/cpu_parallel.h"
 #include "error.h"
 #include "ops/ops.h"
 
@@ -31,16 +32,6 @@ void Optimizer::zero_grad() {
 }
 
 namespace {
-
-// Elements [begin, end) of t as a 1-D kernel view.
-KView slice(const Tensor& t, int64_t begin, int64_t end) {
-  KView v;
-  v.data = static_cast<char*>(t.data()) + begin * static_cast<int64_t>(t.element_size());
-  v.dtype = t.dtype();
-  v.ndim = 1;
-  v.shape[0] = end - begin;
-  return v;
-}
 
 // Below this many elements a parameter is not worth cutting into slices.
 constexpr int64_t kMinSlice = 1 << 14;
@@ -80,12 +71,10 @@ void Optimizer::step() {
     const int64_t n = p.numel();
     if (d.is_cpu() && cpus > 1 && n >= kMinSlice * 2) {
       const int parts = static_cast<int>(std::min<int64_t>(cpus, n / kMinSlice));
+      // Slices start on 64-byte boundaries (of float32) so no two cores write one line.
+      const std::vector<int64_t> bounds = slice_bounds(n, parts, 16);
       for (int k = 0; k < parts; ++k) {
-        // Slices start on 64-byte boundaries so no two cores write one cache line.
-        const int64_t align = 16;
-        const int64_t b = n * k / parts / align * align,
-                      e = k + 1 == parts ? n : n * (k + 1) / parts / align * align;
-        tasks[{static_cast<int>(DeviceType::kCpu), k}].push_back({i, b, e});
+        tasks[{static_cast<int>(DeviceType::kCpu), k}].push_back({i, bounds[k], bounds[k + 1]});
       }
     } else {
       tasks[{static_cast<int>(d.type), d.index}].push_back({i, 0, n});
@@ -131,8 +120,9 @@ void Sgd::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t e
   const Tensor& p = params_[i];
   SgdParams sp{lr_, o_.momentum, o_.dampening, o_.weight_decay, o_.nesterov, first_[i]};
   KView buf;
-  if (o_.momentum != 0) buf = slice(momentum_[i], begin, end);
-  p.context()->backend(dev.type).sgd_step(dev.index, slice(p, begin, end), slice(g, begin, end),
+  if (o_.momentum != 0) buf = momentum_[i].kview_slice(begin, end);
+  p.context()->backend(dev.type).sgd_step(dev.index, p.kview_slice(begin, end),
+                                          g.kview_slice(begin, end),
                                           o_.momentum != 0 ? &buf : nullptr, sp);
 }
 
@@ -163,8 +153,9 @@ void Adam::prepare(size_t i) {
 void Adam::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) {
   const Tensor& p = params_[i];
   AdamParams ap{lr_, o_.beta1, o_.beta2, o_.eps, o_.weight_decay, o_.decoupled_weight_decay, t_[i]};
-  p.context()->backend(dev.type).adam_step(dev.index, slice(p, begin, end), slice(g, begin, end),
-                                           slice(m_[i], begin, end), slice(v_[i], begin, end), ap);
+  p.context()->backend(dev.type).adam_step(dev.index, p.kview_slice(begin, end),
+                                           g.kview_slice(begin, end), m_[i].kview_slice(begin, end),
+                                           v_[i].kview_slice(begin, end), ap);
 }
 
 }  // namespace dp

@@ -56,6 +56,15 @@ KView Tensor::kview() const {
   return v;
 }
 
+KView Tensor::kview_slice(int64_t begin, int64_t end) const {
+  KView v;
+  v.data = static_cast<char*>(data()) + begin * static_cast<int64_t>(element_size());
+  v.dtype = dtype();
+  v.ndim = 1;
+  v.shape[0] = end - begin;
+  return v;
+}
+
 Tensor Tensor::view_as_shape(const Shape& shape) const {
   DP_CHECK(
       numel_of(shape) == numel(), kShapeMismatch,

@@ -75,6 +75,8 @@ class Tensor {
 
   // The kernel's view of this tensor.
   KView kview() const;
+  // The kernel's view of elements [begin, end) (row-major order), as a 1-D tensor.
+  KView kview_slice(int64_t begin, int64_t end) const;
 
   // --- views without autograd (same storage) ---
   Tensor view_as_shape(const Shape& shape) const;  // numel must match
