@@ -16,51 +16,25 @@
 #include "parallel/data_parallel.h"
 #include "parallel/replicate.h"
 #include "test_context.h"
+#include "test_models.h"
 
 namespace dp {
 namespace {
 
+using testing_util::Batch;
+using testing_util::cnn;
+using testing_util::copy_weights;
+using testing_util::make_batches;
+using testing_util::mlp;
+
 std::shared_ptr<Context> make_ctx(int devices) {
   return testing_util::cpu_context(devices, /*seed=*/7);
-}
-
-std::shared_ptr<Module> mlp(const std::shared_ptr<Context>& ctx) {
-  auto s = std::make_shared<Sequential>(ctx);
-  s->append(std::make_shared<Linear>(ctx, 784, 512, true, cpu(0)));
-  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
-  s->append(std::make_shared<Linear>(ctx, 512, 256, true, cpu(0)));
-  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
-  s->append(std::make_shared<Linear>(ctx, 256, 10, true, cpu(0)));
-  return s;
-}
-
-std::shared_ptr<Module> cnn(const std::shared_ptr<Context>& ctx) {
-  auto s = std::make_shared<Sequential>(ctx);
-  s->append(std::make_shared<Conv2d>(ctx, 1, 32, 3, 3, 1, 1, 1, 1, true, cpu(0)));
-  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
-  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
-  s->append(std::make_shared<Conv2d>(ctx, 32, 64, 3, 3, 1, 1, 1, 1, true, cpu(0)));
-  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
-  s->append(std::make_shared<Pool2d>(ctx, PoolKind::kMax, 2, 2, 2, 2, 0, 0));
-  s->append(std::make_shared<Flatten>(ctx, 1, -1));
-  s->append(std::make_shared<Linear>(ctx, 3136, 128, true, cpu(0)));
-  s->append(std::make_shared<Activation>(ctx, UnaryOp::kRelu));
-  s->append(std::make_shared<Linear>(ctx, 128, 10, true, cpu(0)));
-  return s;
 }
 
 std::vector<float> host(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   ops::to_host(t, v.data());
   return v;
-}
-
-// Copies every parameter of `from` into `to` (same structure).
-void copy_weights(const Module& from, Module& to) {
-  auto a = from.state(), b = to.state();
-  ASSERT_EQ(a.size(), b.size());
-  GradModeGuard no_grad(false);
-  for (size_t i = 0; i < a.size(); ++i) ops::copy_(b[i].second, a[i].second);
 }
 
 // |got - want| <= rtol * max|want| for the whole tensor: float32 sums in another order
@@ -81,27 +55,6 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   }
   EXPECT_LE(worst, rtol * scale) << what << ": element " << at << " " << got[at] << " vs "
                                  << want[at] << " (scale " << scale << ")";
-}
-
-struct Batch {
-  Tensor x, y;
-};
-
-std::vector<Batch> make_batches(const std::shared_ptr<Context>& ctx, bool image, int count,
-                                int64_t batch) {
-  std::mt19937 rng(1234);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  std::vector<Batch> out;
-  for (int k = 0; k < count; ++k) {
-    std::vector<float> x(static_cast<size_t>(batch * 784));
-    for (float& v : x) v = u(rng);
-    std::vector<int64_t> y(static_cast<size_t>(batch));
-    for (auto& v : y) v = static_cast<int64_t>(rng() % 10);
-    const Shape xs = image ? Shape{batch, 1, 28, 28} : Shape{batch, 784};
-    out.push_back({ops::from_host(ctx, xs, DType::kFloat32, cpu(0), x.data()),
-                   ops::from_host(ctx, {batch}, DType::kInt64, cpu(0), y.data())});
-  }
-  return out;
 }
 
 // Trains `model` for batches.size() SGD steps, through DataParallel over `devices` when
