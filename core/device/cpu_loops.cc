@@ -1,7 +1,8 @@
 #include "device/cpu_loops.h"
 
-#include <cmath>
 #include <cstring>
+
+#include "device/element_math.h"
 
 namespace dp::cpu_loops {
 
@@ -62,28 +63,8 @@ void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
 
 DP_CLONES
 void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p) {
-  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(p.step));
-  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(p.step));
-  const float step_size = static_cast<float>(p.lr / bc1);
-  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
-  const float b1 = static_cast<float>(p.beta1), b2 = static_cast<float>(p.beta2);
-  const float eps = static_cast<float>(p.eps), wd = static_cast<float>(p.weight_decay);
-  const float decay = static_cast<float>(1.0 - p.lr * p.weight_decay);
-  const bool decoupled = p.decoupled;
-  for (int64_t i = 0; i < n; ++i) {
-    float gi = g[i];
-    float wi = w[i];
-    if (decoupled) {
-      wi *= decay;
-    } else {
-      gi += wd * wi;
-    }
-    const float mi = b1 * m[i] + (1.f - b1) * gi;
-    const float vi = b2 * v[i] + (1.f - b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    w[i] = wi - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
-  }
+  const elem::AdamScalars<float> a = elem::adam_scalars<float>(p);
+  for (int64_t i = 0; i < n; ++i) elem::adam_update(w[i], g[i], m[i], v[i], a);
 }
 
 }  // namespace dp::cpu_loops

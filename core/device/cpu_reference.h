@@ -11,38 +11,9 @@
 #include <limits>
 
 #include "device/backend.h"
+#include "device/element_math.h"
 
 namespace dp::ref {
-
-// Strides of a contiguous row-major view, right-aligned to `ndim` dimensions, with 0 for
-// broadcast dimensions (size 1 where out is larger).
-inline void broadcast_strides(const KView& v, const KView& out, int64_t* strides) {
-  int64_t s = 1;
-  for (int i = out.ndim - 1; i >= 0; --i) {
-    const int vi = i - (out.ndim - v.ndim);
-    if (vi < 0) {
-      strides[i] = 0;
-      continue;
-    }
-    strides[i] = v.shape[vi] == 1 && out.shape[i] != 1 ? 0 : s;
-    s *= v.shape[vi];
-  }
-}
-
-template <class T>
-T apply_binary(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return a + b;
-    case BinaryOp::kSub:
-      return a - b;
-    case BinaryOp::kMul:
-      return a * b;
-    case BinaryOp::kDiv:
-      return a / b;
-  }
-  return T(0);
-}
 
 template <class T>
 void binary(BinaryOp op, const KView& a, const KView& b, const KView& out) {
@@ -51,22 +22,22 @@ void binary(BinaryOp op, const KView& a, const KView& b, const KView& out) {
   T* po = out.as<T>();
   const int64_t n = out.numel();
   if (a.numel() == n && b.numel() == n) {
-    for (int64_t i = 0; i < n; ++i) po[i] = apply_binary(op, pa[i], pb[i]);
+    for (int64_t i = 0; i < n; ++i) po[i] = elem::apply_binary(op, pa[i], pb[i]);
     return;
   }
   if (out.ndim == 0) {
-    po[0] = apply_binary(op, pa[0], pb[0]);
+    po[0] = elem::apply_binary(op, pa[0], pb[0]);
     return;
   }
   int64_t sa[kMaxDims], sb[kMaxDims], idx[kMaxDims] = {};
-  broadcast_strides(a, out, sa);
-  broadcast_strides(b, out, sb);
+  elem::broadcast_strides(a, out, sa);
+  elem::broadcast_strides(b, out, sb);
   const int last = out.ndim - 1;
   const int64_t inner = out.shape[last];
   int64_t oa = 0, ob = 0;
   for (int64_t o = 0; o < n; o += inner) {
     for (int64_t j = 0; j < inner; ++j) {
-      po[o + j] = apply_binary(op, pa[oa + j * sa[last]], pb[ob + j * sb[last]]);
+      po[o + j] = elem::apply_binary(op, pa[oa + j * sa[last]], pb[ob + j * sb[last]]);
     }
     // advance the multi-index over all but the last dimension
     for (int d = last - 1; d >= 0; --d) {
@@ -89,78 +60,19 @@ void affine(const KView& x, const KView& out, double alpha, double beta) {
 }
 
 template <class T>
-T gelu(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x / std::sqrt(T(2))));
-}
-
-template <class T>
-T gelu_grad(T x) {
-  const T cdf = T(0.5) * (T(1) + std::erf(x / std::sqrt(T(2))));
-  const T pdf = std::exp(T(-0.5) * x * x) / std::sqrt(T(2) * T(M_PI));
-  return cdf + x * pdf;
-}
-
-template <class T>
 void unary(UnaryOp op, const KView& x, const KView& out) {
   const T* px = x.as<T>();
   T* po = out.as<T>();
-  const int64_t n = out.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = px[i];
-    switch (op) {
-      case UnaryOp::kRelu:
-        po[i] = v > T(0) ? v : T(0);
-        break;
-      case UnaryOp::kGelu:
-        po[i] = gelu(v);
-        break;
-      case UnaryOp::kTanh:
-        po[i] = std::tanh(v);
-        break;
-      case UnaryOp::kSigmoid:
-        po[i] = T(1) / (T(1) + std::exp(-v));
-        break;
-      case UnaryOp::kExp:
-        po[i] = std::exp(v);
-        break;
-      case UnaryOp::kLog:
-        po[i] = std::log(v);
-        break;
-    }
-  }
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) po[i] = elem::unary_value(op, px[i]);
 }
 
+// `saved` is what elem::unary_derivative takes: x or y = f(x) depending on the op.
 template <class T>
 void unary_backward(UnaryOp op, const KView& gy, const KView& saved, const KView& gx) {
   const T* pg = gy.as<T>();
   const T* ps = saved.as<T>();
   T* po = gx.as<T>();
-  const int64_t n = gx.numel();
-  for (int64_t i = 0; i < n; ++i) {
-    const T s = ps[i];
-    T d = T(0);
-    switch (op) {
-      case UnaryOp::kRelu:
-        d = s > T(0) ? T(1) : T(0);
-        break;
-      case UnaryOp::kGelu:
-        d = gelu_grad(s);
-        break;
-      case UnaryOp::kTanh:
-        d = T(1) - s * s;
-        break;  // s = tanh(x)
-      case UnaryOp::kSigmoid:
-        d = s * (T(1) - s);
-        break;  // s = sigmoid(x)
-      case UnaryOp::kExp:
-        d = s;
-        break;  // s = exp(x)
-      case UnaryOp::kLog:
-        d = T(1) / s;
-        break;  // s = x
-    }
-    po[i] = pg[i] * d;
-  }
+  for (int64_t i = 0, n = gx.numel(); i < n; ++i) po[i] = pg[i] * elem::unary_derivative(op, ps[i]);
 }
 
 // out has x's ndim with 1 in each reduced dimension.
@@ -175,7 +87,7 @@ void reduce_sum(const KView& x, const KView& out) {
     return;
   }
   int64_t so[kMaxDims];
-  broadcast_strides(out, x, so);  // out broadcast to x's shape: stride 0 on reduced dims
+  elem::broadcast_strides(out, x, so);  // out broadcast to x's shape: stride 0 on reduced dims
   int64_t idx[kMaxDims] = {};
   int64_t oo = 0;
   const int64_t n = x.numel();
@@ -191,18 +103,10 @@ void reduce_sum(const KView& x, const KView& out) {
 }
 
 // Splits x into [outer, size(dim), inner].
-inline void split_at(const KView& x, int dim, int64_t* outer, int64_t* mid, int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (int i = 0; i < dim; ++i) *outer *= x.shape[i];
-  for (int i = dim + 1; i < x.ndim; ++i) *inner *= x.shape[i];
-  *mid = x.ndim == 0 ? 1 : x.shape[dim];
-}
-
 template <class T>
 void argmax(const KView& x, int dim, const KView& out) {
   int64_t outer, mid, inner;
-  split_at(x, dim, &outer, &mid, &inner);
+  elem::split_at(x, dim, &outer, &mid, &inner);
   const T* px = x.as<T>();
   int64_t* po = out.as<int64_t>();
   for (int64_t o = 0; o < outer; ++o) {
@@ -253,7 +157,7 @@ void matmul(const KView& a, const KView& b, const KView* bias, const KView& out,
 template <class T>
 void softmax(const KView& x, int dim, bool log, const KView& out) {
   int64_t outer, mid, inner;
-  split_at(x, dim, &outer, &mid, &inner);
+  elem::split_at(x, dim, &outer, &mid, &inner);
   const T* px = x.as<T>();
   T* po = out.as<T>();
   for (int64_t o = 0; o < outer; ++o) {
@@ -274,7 +178,7 @@ void softmax(const KView& x, int dim, bool log, const KView& out) {
 template <class T>
 void softmax_backward(const KView& gy, const KView& y, int dim, bool log, const KView& gx) {
   int64_t outer, mid, inner;
-  split_at(y, dim, &outer, &mid, &inner);
+  elem::split_at(y, dim, &outer, &mid, &inner);
   const T* pg = gy.as<T>();
   const T* py = y.as<T>();
   T* po = gx.as<T>();
@@ -393,32 +297,13 @@ void pool2d(const KView& x, const KView& y, int64_t* workspace, const Pool2dPara
   const int64_t OH = y.shape[2], OW = y.shape[3];
   const T* px = x.as<T>();
   T* py = y.as<T>();
-  const T divisor = static_cast<T>(p.kernel_h * p.kernel_w);
   for (int64_t nc = 0; nc < NC; ++nc)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
-        T acc = p.kind == PoolKind::kMax ? -std::numeric_limits<T>::infinity() : T(0);
         int64_t best = -1;
-        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-          const int64_t ih = oh * p.stride_h - p.pad_h + kh;
-          if (ih < 0 || ih >= H) continue;
-          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-            const int64_t iw = ow * p.stride_w - p.pad_w + kw;
-            if (iw < 0 || iw >= W) continue;
-            const int64_t k = (nc * H + ih) * W + iw;
-            if (p.kind == PoolKind::kMax) {
-              if (best < 0 || px[k] > acc) {
-                acc = px[k];
-                best = k;
-              }
-            } else {
-              acc += px[k];
-            }
-          }
-        }
         const int64_t o = (nc * OH + oh) * OW + ow;
-        py[o] = p.kind == PoolKind::kMax ? acc : acc / divisor;
-        if (workspace) workspace[o] = best;
+        py[o] = elem::pool_window(px + nc * H * W, H, W, oh, ow, p, &best);
+        if (workspace) workspace[o] = best < 0 ? -1 : nc * H * W + best;
       }
 }
 
@@ -439,15 +324,9 @@ void pool2d_backward(const KView& gy, const KView& gx, const int64_t* workspace,
           if (workspace[o] >= 0) po[workspace[o]] += pg[o];
           continue;
         }
-        for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-          const int64_t ih = oh * p.stride_h - p.pad_h + kh;
-          if (ih < 0 || ih >= H) continue;
-          for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-            const int64_t iw = ow * p.stride_w - p.pad_w + kw;
-            if (iw < 0 || iw >= W) continue;
-            po[(nc * H + ih) * W + iw] += pg[o] / divisor;
-          }
-        }
+        elem::for_each_in_window(H, W, oh, ow, p, [&](int64_t ih, int64_t iw) {
+          po[(nc * H + ih) * W + iw] += pg[o] / divisor;
+        });
       }
 }
 
@@ -526,21 +405,12 @@ void batch_norm_backward(const KView& gy, const KView& x, const KView& gamma, co
   }
 }
 
-// A counter-based draw in [0, 1): splitmix64 of (seed, i). Same on every backend.
-inline double uniform01(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
 template <class T>
 void dropout_mask(const KView& mask, double p, uint64_t seed) {
   T* pm = mask.as<T>();
   const T keep = static_cast<T>(1.0 / (1.0 - p));
   for (int64_t i = 0, n = mask.numel(); i < n; ++i) {
-    pm[i] = uniform01(seed, static_cast<uint64_t>(i)) < p ? T(0) : keep;
+    pm[i] = elem::uniform01(seed, static_cast<uint64_t>(i)) < p ? T(0) : keep;
   }
 }
 
@@ -549,16 +419,9 @@ void sgd_step(const KView& param, const KView& grad, const KView* buf, const Sgd
   T* w = param.as<T>();
   const T* g = grad.as<T>();
   T* b = buf ? buf->as<T>() : nullptr;
-  const T lr = static_cast<T>(p.lr), wd = static_cast<T>(p.weight_decay);
-  const T mom = static_cast<T>(p.momentum), damp = static_cast<T>(1.0 - p.dampening);
-  for (int64_t i = 0, n = param.numel(); i < n; ++i) {
-    T d = g[i] + wd * w[i];
-    if (b) {
-      b[i] = p.first_step ? d : mom * b[i] + damp * d;
-      d = p.nesterov ? d + mom * b[i] : b[i];
-    }
-    w[i] -= lr * d;
-  }
+  const elem::SgdScalars<T> s = elem::sgd_scalars<T>(p);
+  for (int64_t i = 0, n = param.numel(); i < n; ++i)
+    elem::sgd_update(w[i], g[i], b ? b + i : nullptr, s);
 }
 
 template <class T>
@@ -568,24 +431,8 @@ void adam_step(const KView& param, const KView& grad, const KView& m, const KVie
   const T* g = grad.as<T>();
   T* pm = m.as<T>();
   T* pv = v.as<T>();
-  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(p.step));
-  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(p.step));
-  const T step_size = static_cast<T>(p.lr / bc1);
-  const T inv_sqrt_bc2 = static_cast<T>(1.0 / std::sqrt(bc2));
-  const T b1 = static_cast<T>(p.beta1), b2 = static_cast<T>(p.beta2);
-  const T eps = static_cast<T>(p.eps), wd = static_cast<T>(p.weight_decay);
-  const T decay = static_cast<T>(1.0 - p.lr * p.weight_decay);
-  for (int64_t i = 0, n = param.numel(); i < n; ++i) {
-    T gi = g[i];
-    if (p.decoupled) {
-      w[i] *= decay;
-    } else {
-      gi += wd * w[i];
-    }
-    pm[i] = b1 * pm[i] + (T(1) - b1) * gi;
-    pv[i] = b2 * pv[i] + (T(1) - b2) * gi * gi;
-    w[i] -= step_size * pm[i] / (std::sqrt(pv[i]) * inv_sqrt_bc2 + eps);
-  }
+  const elem::AdamScalars<T> a = elem::adam_scalars<T>(p);
+  for (int64_t i = 0, n = param.numel(); i < n; ++i) elem::adam_update(w[i], g[i], pm[i], pv[i], a);
 }
 
 }  // namespace dp::ref

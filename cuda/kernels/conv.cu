@@ -1,8 +1,6 @@
 // Convolution's layout kernels (im2col and its adjoint, and the moves between NCHW images
 // and the [O, images * pixels] rows that the GEMMs produce) and 2-D pooling. The GEMMs
 // themselves run on cuBLAS (cuda_conv.cc).
-#include <limits>
-
 #include "kernels/launch.cuh"
 
 namespace dp::cuda_plugin::kernels {
@@ -79,31 +77,11 @@ __global__ void images_to_rows_kernel(const T* gy, T* rows, ConvShape g, int64_t
 template <class T>
 __global__ void pool_kernel(const T* x, T* y, int32_t* ws, int64_t planes, int64_t H, int64_t W,
                             int64_t OH, int64_t OW, Pool2dParams p) {
-  const bool max = p.kind == PoolKind::kMax;
   DP_FOR_EACH(t, planes * OH * OW) {
     const int64_t ow = t % OW, oh = (t / OW) % OH, plane = t / (OW * OH);
-    const T* xp = x + plane * H * W;
-    T acc = max ? -std::numeric_limits<T>::infinity() : T(0);
-    int32_t best = -1;
-    for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-      const int64_t ih = oh * p.stride_h - p.pad_h + kh;
-      if (ih < 0 || ih >= H) continue;
-      for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-        const int64_t iw = ow * p.stride_w - p.pad_w + kw;
-        if (iw < 0 || iw >= W) continue;
-        const T v = xp[ih * W + iw];
-        if (max) {
-          if (best < 0 || v > acc) {  // the first maximum wins, as the CPU reference
-            acc = v;
-            best = static_cast<int32_t>(ih * W + iw);
-          }
-        } else {
-          acc += v;
-        }
-      }
-    }
-    y[t] = max ? acc : acc / static_cast<T>(p.kernel_h * p.kernel_w);
-    if (ws) ws[t] = best;
+    int64_t best = -1;
+    y[t] = elem::pool_window(x + plane * H * W, H, W, oh, ow, p, &best);
+    if (ws) ws[t] = static_cast<int32_t>(best);
   }
 }
 

@@ -1,6 +1,6 @@
 // Elementwise kernels: fill, cast, broadcasting arithmetic, activations, dropout masks,
-// embedding lookup and the optimizer updates. The formulas are the CPU reference's
-// (core/device/cpu_reference.h), evaluated in the same precision, so both backends agree.
+// embedding lookup and the optimizer updates. The per-element formulas are the ones the
+// CPU backend evaluates too (core/device/element_math.h), in the same precision.
 #include <cmath>
 
 #include "device/convert.h"
@@ -58,37 +58,9 @@ struct Broadcast {
   int64_t stride_b[kMaxDims];
 };
 
-void broadcast_strides(const KView& v, const KView& out, int64_t* strides) {
-  int64_t s = 1;
-  for (int i = out.ndim - 1; i >= 0; --i) {
-    const int vi = i - (out.ndim - v.ndim);
-    if (vi < 0) {
-      strides[i] = 0;
-      continue;
-    }
-    strides[i] = v.shape[vi] == 1 && out.shape[i] != 1 ? 0 : s;
-    s *= v.shape[vi];
-  }
-}
-
-template <class T>
-__device__ inline T apply_binary(BinaryOp op, T a, T b) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return a + b;
-    case BinaryOp::kSub:
-      return a - b;
-    case BinaryOp::kMul:
-      return a * b;
-    case BinaryOp::kDiv:
-      return a / b;
-  }
-  return T(0);
-}
-
 template <class T>
 __global__ void binary_same_kernel(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
-  DP_FOR_EACH(i, n) out[i] = apply_binary(op, a[i], b[i]);
+  DP_FOR_EACH(i, n) out[i] = elem::apply_binary(op, a[i], b[i]);
 }
 
 template <class T>
@@ -102,7 +74,7 @@ __global__ void binary_broadcast_kernel(BinaryOp op, const T* a, const T* b, T* 
       oa += k * bc.stride_a[d];
       ob += k * bc.stride_b[d];
     }
-    out[i] = apply_binary(op, a[oa], b[ob]);
+    out[i] = elem::apply_binary(op, a[oa], b[ob]);
   }
 }
 
@@ -117,8 +89,8 @@ cudaError_t launch_binary(cudaStream_t s, BinaryOp op, const KView& a, const KVi
     Broadcast bc{};
     bc.ndim = out.ndim;
     for (int i = 0; i < out.ndim; ++i) bc.shape[i] = out.shape[i];
-    broadcast_strides(a, out, bc.stride_a);
-    broadcast_strides(b, out, bc.stride_b);
+    elem::broadcast_strides(a, out, bc.stride_a);
+    elem::broadcast_strides(b, out, bc.stride_b);
     binary_broadcast_kernel<T>
         <<<grid_for(n), kThreads, 0, s>>>(op, a.as<T>(), b.as<T>(), out.as<T>(), n, bc);
   }
@@ -133,57 +105,13 @@ __global__ void affine_kernel(const T* x, T* out, int64_t n, T alpha, T beta) {
 }
 
 template <class T>
-__device__ inline T gelu_cdf(T x) {
-  return T(0.5) * (T(1) + dev_erf(x * T(0.70710678118654752440)));
-}
-
-template <class T>
-__device__ inline T unary_value(UnaryOp op, T v) {
-  switch (op) {
-    case UnaryOp::kRelu:
-      return v > T(0) ? v : T(0);
-    case UnaryOp::kGelu:
-      return v * gelu_cdf(v);
-    case UnaryOp::kTanh:
-      return dev_tanh(v);
-    case UnaryOp::kSigmoid:
-      return T(1) / (T(1) + dev_exp(-v));
-    case UnaryOp::kExp:
-      return dev_exp(v);
-    case UnaryOp::kLog:
-      return dev_log(v);
-  }
-  return v;
-}
-
-// f'(.) from `s`: the input x for kRelu, kGelu and kLog, the output y for the others.
-template <class T>
-__device__ inline T unary_derivative(UnaryOp op, T s) {
-  switch (op) {
-    case UnaryOp::kRelu:
-      return s > T(0) ? T(1) : T(0);
-    case UnaryOp::kGelu:
-      return gelu_cdf(s) + s * dev_exp(T(-0.5) * s * s) * T(0.39894228040143267794);
-    case UnaryOp::kTanh:
-      return T(1) - s * s;
-    case UnaryOp::kSigmoid:
-      return s * (T(1) - s);
-    case UnaryOp::kExp:
-      return s;
-    case UnaryOp::kLog:
-      return T(1) / s;
-  }
-  return T(0);
-}
-
-template <class T>
 __global__ void unary_kernel(UnaryOp op, const T* x, T* out, int64_t n) {
-  DP_FOR_EACH(i, n) out[i] = unary_value(op, x[i]);
+  DP_FOR_EACH(i, n) out[i] = elem::unary_value(op, x[i]);
 }
 
 template <class T>
 __global__ void unary_backward_kernel(UnaryOp op, const T* gy, const T* saved, T* gx, int64_t n) {
-  DP_FOR_EACH(i, n) gx[i] = gy[i] * unary_derivative(op, saved[i]);
+  DP_FOR_EACH(i, n) gx[i] = gy[i] * elem::unary_derivative(op, saved[i]);
 }
 
 template <class T>
@@ -197,19 +125,11 @@ __global__ void bias_relu_kernel(T* c, int64_t n, int64_t cols, const T* bias, b
   }
 }
 
-// ---- dropout: ref::uniform01, bit for bit ----
-
-__device__ inline double uniform01(uint64_t seed, uint64_t i) {
-  uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);
-}
+// ---- dropout: the draw of every backend ----
 
 template <class T>
 __global__ void dropout_kernel(T* mask, int64_t n, double p, T keep, uint64_t seed) {
-  DP_FOR_EACH(i, n) mask[i] = uniform01(seed, static_cast<uint64_t>(i)) < p ? T(0) : keep;
+  DP_FOR_EACH(i, n) mask[i] = elem::uniform01(seed, static_cast<uint64_t>(i)) < p ? T(0) : keep;
 }
 
 // ---- embedding ----
@@ -239,63 +159,33 @@ __global__ void embedding_backward_kernel(const int64_t* idx, const T* gy, T* gw
   }
 }
 
-// ---- optimizers (PyTorch's rules, as ref::sgd_step and ref::adam_step) ----
+// ---- optimizers (PyTorch's update rules) ----
 
 template <class T>
-__global__ void sgd_kernel(T* w, const T* g, T* buf, int64_t n, T lr, T wd, T mom, T damp,
-                           bool nesterov, bool first_step) {
-  DP_FOR_EACH(i, n) {
-    T d = g[i] + wd * w[i];
-    if (buf) {
-      const T b = first_step ? d : mom * buf[i] + damp * d;
-      buf[i] = b;
-      d = nesterov ? d + mom * b : b;
-    }
-    w[i] -= lr * d;
-  }
+__global__ void sgd_kernel(T* w, const T* g, T* buf, int64_t n, elem::SgdScalars<T> sc) {
+  DP_FOR_EACH(i, n) elem::sgd_update(w[i], g[i], buf ? buf + i : nullptr, sc);
 }
 
 template <class T>
-struct AdamScalars {
-  T step_size, inv_sqrt_bc2, b1, b2, eps, wd, decay;
-  bool decoupled;
-};
+cudaError_t launch_sgd(cudaStream_t s, const KView& param, const KView& grad, const KView* buf,
+                       const SgdParams& p) {
+  const int64_t n = param.numel();
+  sgd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+      param.as<T>(), grad.as<T>(), buf ? buf->as<T>() : nullptr, n, elem::sgd_scalars<T>(p));
+  return cudaGetLastError();
+}
 
 template <class T>
-__global__ void adam_kernel(T* w, const T* g, T* m, T* v, int64_t n, AdamScalars<T> a) {
-  DP_FOR_EACH(i, n) {
-    T gi = g[i];
-    T wi = w[i];
-    if (a.decoupled) {
-      wi *= a.decay;
-    } else {
-      gi += a.wd * wi;
-    }
-    const T mi = a.b1 * m[i] + (T(1) - a.b1) * gi;
-    const T vi = a.b2 * v[i] + (T(1) - a.b2) * gi * gi;
-    m[i] = mi;
-    v[i] = vi;
-    w[i] = wi - a.step_size * mi / (dev_sqrt(vi) * a.inv_sqrt_bc2 + a.eps);
-  }
+__global__ void adam_kernel(T* w, const T* g, T* m, T* v, int64_t n, elem::AdamScalars<T> a) {
+  DP_FOR_EACH(i, n) elem::adam_update(w[i], g[i], m[i], v[i], a);
 }
 
 template <class T>
 cudaError_t launch_adam(cudaStream_t s, const KView& param, const KView& grad, const KView& m,
                         const KView& v, const AdamParams& p) {
-  const double bc1 = 1.0 - std::pow(p.beta1, static_cast<double>(p.step));
-  const double bc2 = 1.0 - std::pow(p.beta2, static_cast<double>(p.step));
-  AdamScalars<T> a;
-  a.step_size = static_cast<T>(p.lr / bc1);
-  a.inv_sqrt_bc2 = static_cast<T>(1.0 / std::sqrt(bc2));
-  a.b1 = static_cast<T>(p.beta1);
-  a.b2 = static_cast<T>(p.beta2);
-  a.eps = static_cast<T>(p.eps);
-  a.wd = static_cast<T>(p.weight_decay);
-  a.decay = static_cast<T>(1.0 - p.lr * p.weight_decay);
-  a.decoupled = p.decoupled;
   const int64_t n = param.numel();
-  adam_kernel<T>
-      <<<grid_for(n), kThreads, 0, s>>>(param.as<T>(), grad.as<T>(), m.as<T>(), v.as<T>(), n, a);
+  adam_kernel<T><<<grid_for(n), kThreads, 0, s>>>(param.as<T>(), grad.as<T>(), m.as<T>(), v.as<T>(),
+                                                  n, elem::adam_scalars<T>(p));
   return cudaGetLastError();
 }
 
@@ -435,19 +325,8 @@ cudaError_t embedding_backward(cudaStream_t s, const KView& idx, const KView& gy
 
 cudaError_t sgd_step(cudaStream_t s, const KView& param, const KView& grad,
                      const KView* momentum_buf, const SgdParams& p) {
-  const int64_t n = param.numel();
-  if (param.dtype == DType::kFloat32) {
-    sgd_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
-        param.as<float>(), grad.as<float>(), momentum_buf ? momentum_buf->as<float>() : nullptr, n,
-        static_cast<float>(p.lr), static_cast<float>(p.weight_decay),
-        static_cast<float>(p.momentum), static_cast<float>(1.0 - p.dampening), p.nesterov,
-        p.first_step);
-  } else {
-    sgd_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
-        param.as<double>(), grad.as<double>(), momentum_buf ? momentum_buf->as<double>() : nullptr,
-        n, p.lr, p.weight_decay, p.momentum, 1.0 - p.dampening, p.nesterov, p.first_step);
-  }
-  return cudaGetLastError();
+  if (param.dtype == DType::kFloat32) return launch_sgd<float>(s, param, grad, momentum_buf, p);
+  return launch_sgd<double>(s, param, grad, momentum_buf, p);
 }
 
 cudaError_t adam_step(cudaStream_t s, const KView& param, const KView& grad, const KView& m,

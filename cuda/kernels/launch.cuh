@@ -1,5 +1,6 @@
 // What every kernel file shares: grid sizing for grid-stride loops, the accumulator type
-// of a sum, and math overloads that pick the float or double function.
+// of a sum, block reductions and the data-error record; and the per-element formulas with
+// their float/double math overloads (device/element_math.h), shared with the CPU backend.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -7,6 +8,9 @@
 #include <cstdint>
 
 #include "kernels/kernels.h"  // backend.h, included the way nvcc accepts it
+
+// after kernels.h, which has included backend.h already
+#include "device/element_math.h"
 
 namespace dp::cuda_plugin::kernels {
 
@@ -35,37 +39,6 @@ template <>
 struct Accumulator<int64_t> {
   using type = int64_t;
 };
-
-__device__ inline float dev_exp(float v) {
-  return expf(v);
-}
-__device__ inline double dev_exp(double v) {
-  return exp(v);
-}
-__device__ inline float dev_log(float v) {
-  return logf(v);
-}
-__device__ inline double dev_log(double v) {
-  return log(v);
-}
-__device__ inline float dev_tanh(float v) {
-  return tanhf(v);
-}
-__device__ inline double dev_tanh(double v) {
-  return tanh(v);
-}
-__device__ inline float dev_erf(float v) {
-  return erff(v);
-}
-__device__ inline double dev_erf(double v) {
-  return erf(v);
-}
-__device__ inline float dev_sqrt(float v) {
-  return sqrtf(v);
-}
-__device__ inline double dev_sqrt(double v) {
-  return sqrt(v);
-}
 
 template <class T>
 __device__ inline T warp_sum(T v) {
@@ -100,15 +73,6 @@ __device__ inline void record_data_error(DataErrorSink sink, int op, int64_t pos
   __threadfence_system();  // the fields reach the host before the code that announces them
   r->code = 1;
   __threadfence_system();
-}
-
-// Splits x at `dim` into [outer, size(dim), inner].
-inline void split_at(const KView& x, int dim, int64_t* outer, int64_t* mid, int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (int i = 0; i < dim; ++i) *outer *= x.shape[i];
-  for (int i = dim + 1; i < x.ndim; ++i) *inner *= x.shape[i];
-  *mid = x.ndim == 0 ? 1 : x.shape[dim];
 }
 
 }  // namespace dp::cuda_plugin::kernels

@@ -244,12 +244,12 @@ __global__ void softmax_rows_kernel(const T* x, T* y, int64_t rows, int64_t len,
     for (int64_t k = lane; k < len; k += 32) mx = mx < xr[k] ? xr[k] : mx;
     mx = warp_all_max(mx);
     T sum = T(0);
-    for (int64_t k = lane; k < len; k += 32) sum += dev_exp(xr[k] - mx);
+    for (int64_t k = lane; k < len; k += 32) sum += elem::exp(xr[k] - mx);
     sum = warp_all_sum(sum);
-    const T log_sum = dev_log(sum);
+    const T log_sum = elem::log(sum);
     for (int64_t k = lane; k < len; k += 32) {
       const T v = xr[k] - mx;
-      yr[k] = log ? v - log_sum : dev_exp(v) / sum;
+      yr[k] = log ? v - log_sum : elem::exp(v) / sum;
     }
   }
 }
@@ -263,11 +263,11 @@ __global__ void softmax_cols_kernel(const T* x, T* y, int64_t outer, int64_t mid
     T mx = -std::numeric_limits<T>::infinity();
     for (int64_t m = 0; m < mid; ++m) mx = mx < x[base + m * inner] ? x[base + m * inner] : mx;
     T sum = T(0);
-    for (int64_t m = 0; m < mid; ++m) sum += dev_exp(x[base + m * inner] - mx);
-    const T log_sum = dev_log(sum);
+    for (int64_t m = 0; m < mid; ++m) sum += elem::exp(x[base + m * inner] - mx);
+    const T log_sum = elem::log(sum);
     for (int64_t m = 0; m < mid; ++m) {
       const T v = x[base + m * inner] - mx;
-      y[base + m * inner] = log ? v - log_sum : dev_exp(v) / sum;
+      y[base + m * inner] = log ? v - log_sum : elem::exp(v) / sum;
     }
   }
 }
@@ -283,7 +283,7 @@ __global__ void softmax_backward_rows_kernel(const T* gy, const T* y, T* gx, int
     dot = warp_all_sum(dot);
     for (int64_t k = lane; k < len; k += 32) {
       const int64_t i = base + k;
-      gx[i] = log ? gy[i] - dev_exp(y[i]) * dot : y[i] * (gy[i] - dot);
+      gx[i] = log ? gy[i] - elem::exp(y[i]) * dot : y[i] * (gy[i] - dot);
     }
   }
 }
@@ -300,7 +300,7 @@ __global__ void softmax_backward_cols_kernel(const T* gy, const T* y, T* gx, int
     }
     for (int64_t m = 0; m < mid; ++m) {
       const int64_t i = base + m * inner;
-      gx[i] = log ? gy[i] - dev_exp(y[i]) * dot : y[i] * (gy[i] - dot);
+      gx[i] = log ? gy[i] - elem::exp(y[i]) * dot : y[i] * (gy[i] - dot);
     }
   }
 }
@@ -308,7 +308,7 @@ __global__ void softmax_backward_cols_kernel(const T* gy, const T* y, T* gx, int
 template <class T>
 cudaError_t launch_softmax(cudaStream_t s, const KView& x, int dim, bool log, const KView& out) {
   int64_t outer, mid, inner;
-  split_at(x, dim, &outer, &mid, &inner);
+  elem::split_at(x, dim, &outer, &mid, &inner);
   if (inner == 1) {
     softmax_rows_kernel<T>
         <<<grid_for_warps(outer), kThreads, 0, s>>>(x.as<T>(), out.as<T>(), outer, mid, log);
@@ -323,7 +323,7 @@ template <class T>
 cudaError_t launch_softmax_backward(cudaStream_t s, const KView& gy, const KView& y, int dim,
                                     bool log, const KView& gx) {
   int64_t outer, mid, inner;
-  split_at(y, dim, &outer, &mid, &inner);
+  elem::split_at(y, dim, &outer, &mid, &inner);
   if (inner == 1) {
     softmax_backward_rows_kernel<T><<<grid_for_warps(outer), kThreads, 0, s>>>(
         gy.as<T>(), y.as<T>(), gx.as<T>(), outer, mid, log);
@@ -378,7 +378,7 @@ __global__ void channel_sums_kernel(ChannelSum what, const T* x, const T* gy, co
   const int64_t count = N * S;
   const int64_t begin = g * seg, end = imin(count, begin + seg);
   const T m = what == ChannelSum::kValues ? T(0) : mean[c];
-  const T inv = what == ChannelSum::kGradients ? T(1) / dev_sqrt(var[c] + eps) : T(1);
+  const T inv = what == ChannelSum::kGradients ? T(1) / elem::sqrt(var[c] + eps) : T(1);
   double a0 = 0, a1 = 0;
   for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
     const int64_t n = j / S;
@@ -426,7 +426,7 @@ __global__ void bn_normalize_kernel(const T* x, T* y, const T* mean, const T* va
                                     const T* beta, T eps, int64_t n, int64_t C, int64_t S) {
   DP_FOR_EACH(k, n) {
     const int64_t c = (k / S) % C;
-    const T inv = T(1) / dev_sqrt(var[c] + eps);
+    const T inv = T(1) / elem::sqrt(var[c] + eps);
     y[k] = (x[k] - mean[c]) * inv * gamma[c] + beta[c];
   }
 }
@@ -437,7 +437,7 @@ __global__ void bn_backward_input_kernel(const T* gy, const T* x, const T* mean,
                                          T eps, int64_t n, int64_t C, int64_t S, T count) {
   DP_FOR_EACH(k, n) {
     const int64_t c = (k / S) % C;
-    const T inv = T(1) / dev_sqrt(var[c] + eps);
+    const T inv = T(1) / elem::sqrt(var[c] + eps);
     const T xhat = (x[k] - mean[c]) * inv;
     gx[k] = gamma[c] * inv / count * (count * gy[k] - sum_g[c] - xhat * sum_gxhat[c]);
   }
@@ -536,7 +536,7 @@ cudaError_t reduce_sum(cudaStream_t s, cudaMemPool_t pool, const KView& x, const
 
 cudaError_t argmax(cudaStream_t s, const KView& x, int dim, const KView& out) {
   int64_t outer, mid, inner;
-  split_at(x, dim, &outer, &mid, &inner);
+  elem::split_at(x, dim, &outer, &mid, &inner);
   if (x.dtype == DType::kFloat32) {
     argmax_kernel<float><<<grid_for(outer * inner), kThreads, 0, s>>>(
         x.as<float>(), out.as<int64_t>(), outer, mid, inner);

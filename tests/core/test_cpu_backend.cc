@@ -31,7 +31,7 @@ KView view(void* data, DType t, Shape s) {
 
 std::vector<float> pseudo_random(size_t n, uint64_t seed) {
   std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(ref::uniform01(seed, i) * 2 - 1);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(elem::uniform01(seed, i) * 2 - 1);
   return v;
 }
 
