@@ -28,6 +28,32 @@ int64_t chunk_images(const ConvShape& g, size_t elem, size_t budget) {
                              std::max<int64_t>(g.N, 1));
 }
 
+// The images of one call in chunks, with the two temporaries sized for a chunk: the patch
+// matrix (col or gcol, [CKK, chunk * pixels]) and the GEMM's rows ([O, chunk * pixels]).
+struct ConvChunks {
+  ConvChunks(const BackendHost& host, CudaDevice& d, const ConvShape& g, DType dtype, size_t budget,
+             const char* patches_name)
+      : g(g),
+        chunk(chunk_images(g, dtype_size(dtype), budget)),
+        patches(host, d, bytes(g.patch(), dtype), patches_name),
+        rows(host, d, bytes(g.O, dtype), "conv2d rows") {}
+
+  // f(n0, nb) for each chunk of nb images starting at image n0.
+  template <class F>
+  void each(F&& f) const {
+    for (int64_t n0 = 0; n0 < g.N; n0 += chunk) f(n0, std::min(chunk, g.N - n0));
+  }
+
+  const ConvShape g;
+  const int64_t chunk;
+  ScratchBuffer patches, rows;
+
+ private:
+  size_t bytes(int64_t height, DType dtype) const {
+    return static_cast<size_t>(height * chunk * g.pixels()) * dtype_size(dtype);
+  }
+};
+
 }  // namespace
 
 void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
@@ -36,14 +62,10 @@ void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* b
   need_float(d, y, "conv2d");
   if (y.numel() == 0) return;
   const ConvShape g = conv_shape(x, w, y, p);
-  const size_t elem = dtype_size(y.dtype);
-  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
   const int64_t P = g.pixels();
-  ScratchBuffer col(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "im2col");
-  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
-  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    launched(d, kernels::im2col(d.compute, y.dtype, x.data, col.get(), g, n0, nb), "im2col");
+  ConvChunks c(host_, d, g, y.dtype, conv_scratch_bytes_, "im2col");
+  c.each([&](int64_t n0, int64_t nb) {
+    launched(d, kernels::im2col(d.compute, y.dtype, x.data, c.patches.get(), g, n0, nb), "im2col");
     GemmArgs m;
     m.dtype = y.dtype;
     m.m = g.O;
@@ -51,16 +73,16 @@ void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* b
     m.k = g.patch();
     m.a = w.data;
     m.lda = g.patch();
-    m.b = col.get();
+    m.b = c.patches.get();
     m.ldb = nb * P;
-    m.c = rows.get();
+    m.c = c.rows.get();
     m.ldc = nb * P;
     d.blas->gemm(m);
     launched(d,
-             kernels::rows_to_images(d.compute, y.dtype, rows.get(), y.data, g, n0, nb,
+             kernels::rows_to_images(d.compute, y.dtype, c.rows.get(), y.data, g, n0, nb,
                                      bias ? bias->data : nullptr, p.relu),
              "conv2d output");
-  }
+  });
 }
 
 void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
@@ -69,14 +91,10 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
   need_float(d, gx, "conv2d backward");
   if (gx.numel() == 0) return;
   const ConvShape g = conv_shape(gx, w, gy, p);
-  const size_t elem = dtype_size(gx.dtype);
-  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
   const int64_t P = g.pixels();
-  ScratchBuffer gcol(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "col2im");
-  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
-  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    launched(d, kernels::images_to_rows(d.compute, gx.dtype, gy.data, rows.get(), g, n0, nb),
+  ConvChunks c(host_, d, g, gx.dtype, conv_scratch_bytes_, "col2im");
+  c.each([&](int64_t n0, int64_t nb) {
+    launched(d, kernels::images_to_rows(d.compute, gx.dtype, gy.data, c.rows.get(), g, n0, nb),
              "conv2d gradient rows");
     GemmArgs m;
     m.dtype = gx.dtype;
@@ -86,13 +104,14 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
     m.k = g.O;
     m.a = w.data;
     m.lda = g.patch();
-    m.b = rows.get();
+    m.b = c.rows.get();
     m.ldb = nb * P;
-    m.c = gcol.get();
+    m.c = c.patches.get();
     m.ldc = nb * P;
     d.blas->gemm(m);
-    launched(d, kernels::col2im(d.compute, gx.dtype, gcol.get(), gx.data, g, n0, nb), "col2im");
-  }
+    launched(d, kernels::col2im(d.compute, gx.dtype, c.patches.get(), gx.data, g, n0, nb),
+             "col2im");
+  });
 }
 
 void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
@@ -100,7 +119,6 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
   CudaDevice& d = worker_device(dev);
   need_float(d, gw, "conv2d backward");
   const ConvShape g = conv_shape(x, gw, gy, p);
-  const size_t elem = dtype_size(gw.dtype);
   const int64_t P = g.pixels();
   if (gbias) {
     // The bias gradient is gy summed over images and pixels: [N, O, P] -> [1, O, 1].
@@ -120,13 +138,10 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
     return;
   }
-  const int64_t chunk = chunk_images(g, elem, conv_scratch_bytes_);
-  ScratchBuffer col(host_, d, static_cast<size_t>(g.patch() * chunk * P) * elem, "im2col");
-  ScratchBuffer rows(host_, d, static_cast<size_t>(g.O * chunk * P) * elem, "conv2d rows");
-  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
-    const int64_t nb = std::min(chunk, g.N - n0);
-    launched(d, kernels::im2col(d.compute, gw.dtype, x.data, col.get(), g, n0, nb), "im2col");
-    launched(d, kernels::images_to_rows(d.compute, gw.dtype, gy.data, rows.get(), g, n0, nb),
+  ConvChunks c(host_, d, g, gw.dtype, conv_scratch_bytes_, "im2col");
+  c.each([&](int64_t n0, int64_t nb) {
+    launched(d, kernels::im2col(d.compute, gw.dtype, x.data, c.patches.get(), g, n0, nb), "im2col");
+    launched(d, kernels::images_to_rows(d.compute, gw.dtype, gy.data, c.rows.get(), g, n0, nb),
              "conv2d gradient rows");
     GemmArgs m;
     m.dtype = gw.dtype;
@@ -134,15 +149,15 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     m.m = g.O;
     m.n = g.patch();
     m.k = nb * P;
-    m.a = rows.get();
+    m.a = c.rows.get();
     m.lda = nb * P;
-    m.b = col.get();
+    m.b = c.patches.get();
     m.ldb = nb * P;
     m.c = gw.data;
     m.ldc = g.patch();
     m.accumulate = n0 > 0;
     d.blas->gemm(m);
-  }
+  });
 }
 
 }  // namespace dp::cuda_plugin
