@@ -79,4 +79,26 @@ print(f"{'configuration':48} {'samples/s':>10} {'vs best torch':>14} {'test acc'
 for k in sorted(med, key=lambda k: (not k.startswith("dp"), k)):
     print(f"{k:48} {med[k]:10.0f} {med[k] / best_torch[0]:13.2f}x {statistics.median(acc[k]) * 100:8.2f}%")
 print(f"best PyTorch configuration: {best_torch[1]} ({best_torch[0]:.0f} samples/s)")
+
+# The targets' ratios, from the medians and round by round (dp-train and PyTorch of the
+# same round ran back to back, so a round's ratio shares that round's machine load).
+dp_keys = sorted(k for k in med if k.startswith("dp"))
+torch_keys = [k for k in med if k.startswith("PyTorch")]
+n_rounds = min(len(v) for v in runs.values())
+def per_round(num, den):
+    return " ".join(f"{num(r) / den(r):.2f}" for r in range(n_rounds))
+one = "PyTorch 1proc-1thread"
+for k in dp_keys:
+    best_of = lambda r: max(runs[t][r] for t in torch_keys)
+    print(f"{k}: {med[k] / best_torch[0]:.2f}x best PyTorch (rounds: "
+          f"{per_round(lambda r: runs[k][r], best_of)})", end="")
+    if one in runs:
+        print(f", {med[k] / med[one]:.2f}x {one} (rounds: "
+              f"{per_round(lambda r: runs[k][r], lambda r: runs[one][r])})", end="")
+    print()
+if len(dp_keys) == 2:
+    k1, kn = dp_keys
+    print(f"dp-train, {kn.split(' over ')[1]} / {k1.split(' over ')[1]}: "
+          f"{med[kn] / med[k1]:.2f}x (rounds: "
+          f"{per_round(lambda r: runs[kn][r], lambda r: runs[k1][r])})")
 PY
