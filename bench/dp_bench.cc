@@ -9,6 +9,8 @@
 //   dp-bench scatter    scatter + gather of 64 MiB over 2 devices vs memcpy
 //   dp-bench cores      the machine's ceiling for data parallelism: dnnl_sgemm on one
 //                       thread, then on N threads at once (one product each)
+//   dp-bench ceiling    the MLP's ceiling: its training step's matrix products alone
+//                       (dnnl_sgemm, one thread, at each replica's batch) for 1..N devices
 //   dp-bench all        everything above
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
@@ -372,6 +374,66 @@ double concurrent_sgemm_gflops(int threads, double seconds) {
   return total / 1e9;
 }
 
+// The MLP's training samples/s if a step did nothing but its matrix products: N threads
+// at once (one per device, one oneDNN thread each) run the products of one replica at
+// batch 256 / N (forward x W^T per layer; backward dW = dY^T x per layer and dX = dY W for
+// all but the first) with dnnl_sgemm. A step is the slowest thread's mean time for the
+// whole sequence. Real steps add the loss, the optimizer, the gradient sum and the batch
+// assembly, so dp-train's samples/s is this ceiling times its efficiency.
+double mlp_gemm_seconds(int64_t b, int threads) {
+  const int64_t sizes[] = {784, 512, 256, 10};
+  struct Product {
+    char ta, tb;
+    int64_t m, n, k;
+  };
+  std::vector<Product> products;
+  for (int l = 0; l < 3; ++l) {
+    const int64_t in = sizes[l], out = sizes[l + 1];
+    products.push_back({'N', 'T', b, out, in});             // y = x W^T
+    products.push_back({'T', 'N', out, in, b});             // dW = dY^T x
+    if (l > 0) products.push_back({'N', 'N', b, in, out});  // dX = dY W
+  }
+  const int warmup = 20, reps = 300;
+  std::vector<double> seconds(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      omp_set_num_threads(1);
+      std::vector<float> A(784 * 512), B(784 * 512), C(784 * 512);
+      for (size_t i = 0; i < A.size(); ++i) A[i] = B[i] = static_cast<float>(i % 7) * 0.1f;
+      auto step = [&] {
+        for (const Product& p : products) {
+          const int64_t lda = p.ta == 'N' ? p.k : p.m, ldb = p.tb == 'N' ? p.n : p.k;
+          dnnl_sgemm(p.ta, p.tb, p.m, p.n, p.k, 1.f, A.data(), lda, B.data(), ldb, 0.f, C.data(),
+                     p.n);
+        }
+      };
+      for (int i = 0; i < warmup; ++i) step();
+      const double t0 = now();
+      for (int i = 0; i < reps; ++i) step();
+      seconds[static_cast<size_t>(t)] = (now() - t0) / reps;
+    });
+  }
+  for (auto& th : pool) th.join();
+  return *std::max_element(seconds.begin(), seconds.end());
+}
+
+void bench_ceiling(int max_devices) {
+  const int64_t batch = 256;
+  double one = 0;
+  for (int d = 1; d <= max_devices; ++d) {
+    const int64_t b = batch / d;
+    const double step = mlp_gemm_seconds(b, d);
+    const double rate = static_cast<double>(b * d) / step;
+    if (d == 1) one = rate;
+    std::printf(
+        "{\"bench\": \"ceiling\", \"model\": \"mlp\", \"devices\": %d, \"batch\": %lld, "
+        "\"gemm_ms_per_step\": %.3f, \"ceiling_samples_per_s\": %.0f, \"vs_1_device\": %.3f}\n",
+        d, (long long)(b * d), step * 1e3, rate, rate / one);
+    std::fflush(stdout);
+  }
+}
+
 void bench_cores(int max_threads) {
   const double one = concurrent_sgemm_gflops(1, 3.0);
   for (int t = 1; t <= max_threads; ++t) {
@@ -385,9 +447,10 @@ void bench_cores(int max_threads) {
 }
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: dp-bench [sgemm|copy|train|overhead|scatter|cores|all] [--model mlp|cnn] "
-               "[--devices N] [--limit N]\n");
+  std::fprintf(
+      stderr,
+      "usage: dp-bench [sgemm|copy|train|overhead|scatter|cores|ceiling|all] [--model mlp|cnn] "
+      "[--devices N] [--limit N]\n");
 }
 
 }  // namespace
@@ -420,6 +483,7 @@ int main(int argc, char** argv) {
   if (all || !std::strcmp(what, "overhead")) any = true, bench_overhead();
   if (all || !std::strcmp(what, "scatter")) any = true, bench_scatter();
   if (all || !std::strcmp(what, "cores")) any = true, bench_cores(devices);
+  if (all || !std::strcmp(what, "ceiling")) any = true, bench_ceiling(devices);
   if (all || !std::strcmp(what, "train")) {
     any = true;
     const Data data = load_data(limit);
