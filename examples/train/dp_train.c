@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -335,6 +336,116 @@ static void gather_rows(float* dst, const float* images, const size_t* rows, siz
     }
     memcpy(dst + i * FASHION_PIXELS, images + rows[i] * FASHION_PIXELS, row_bytes);
   }
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The training batches of one epoch, assembled one ahead on a thread of their own: the
+   rows of batch b+1 are gathered while batch b trains, so the copy leaves the step's
+   critical path (the main thread would otherwise gather while the devices wait). */
+
+enum { LOADER_SLOTS = 2 };
+
+typedef struct batch_loader {
+  dp_context* ctx;
+  const fashion_split* train;
+  const size_t* perm;
+  const char* model;
+  int64_t batch;
+  size_t n_batches;
+  dp_device input_device, label_device;
+  float* staging;  /* batch rows for a device that is not a CPU (copied from here) */
+  int64_t* labels; /* batch labels */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t changed;
+  dp_tensor* x[LOADER_SLOTS];
+  dp_tensor* y[LOADER_SLOTS];
+  size_t produced, consumed; /* batches handed over so far, and taken */
+  int stop;
+} batch_loader;
+
+static void make_batch(const batch_loader* l, size_t b, dp_tensor** x, dp_tensor** y) {
+  int64_t shape[4];
+  const size_t nd = model_input_shape(l->model, l->batch, shape);
+  const size_t* rows = l->perm + b * (size_t)l->batch;
+  const size_t n = (size_t)l->batch;
+  if (l->input_device.type == DP_DEVICE_CPU) {
+    /* Rows go straight into the batch tensor: one copy, as torch's x[idx]. */
+    void* dst = NULL;
+    check(dp_tensor_empty(l->ctx, DP_FLOAT32, shape, nd, l->input_device, x), "batch");
+    check(dp_tensor_data(*x, &dst), "batch");
+    gather_rows((float*)dst, l->train->images, rows, n);
+  } else {
+    gather_rows(l->staging, l->train->images, rows, n);
+    check(dp_tensor_from_data(l->ctx, DP_FLOAT32, shape, nd, l->staging,
+                              n * FASHION_PIXELS * sizeof(float), l->input_device, x),
+          "batch");
+  }
+  for (size_t i = 0; i < n; ++i) l->labels[i] = l->train->labels[rows[i]];
+  check(dp_tensor_from_data(l->ctx, DP_INT64, shape, 1, l->labels, n * sizeof(int64_t),
+                            l->label_device, y),
+        "labels");
+}
+
+static void* loader_main(void* arg) {
+  batch_loader* l = (batch_loader*)arg;
+  for (size_t b = 0; b < l->n_batches; ++b) {
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop && l->produced - l->consumed == LOADER_SLOTS)
+      pthread_cond_wait(&l->changed, &l->mu);
+    const int stop = l->stop;
+    pthread_mutex_unlock(&l->mu);
+    if (stop) break;
+    dp_tensor *x = NULL, *y = NULL;
+    make_batch(l, b, &x, &y);
+    pthread_mutex_lock(&l->mu);
+    l->x[b % LOADER_SLOTS] = x;
+    l->y[b % LOADER_SLOTS] = y;
+    l->produced = b + 1;
+    pthread_cond_broadcast(&l->changed);
+    pthread_mutex_unlock(&l->mu);
+  }
+  return NULL;
+}
+
+static void loader_start(batch_loader* l) {
+  pthread_mutex_init(&l->mu, NULL);
+  pthread_cond_init(&l->changed, NULL);
+  l->produced = l->consumed = 0;
+  l->stop = 0;
+  if (pthread_create(&l->thread, NULL, loader_main, l) != 0) {
+    fprintf(stderr, "dp-train: cannot start the batch loader thread\n");
+    exit(1);
+  }
+}
+
+/* The next batch of the epoch, waiting for it if need be; the caller owns both tensors. */
+static void loader_next(batch_loader* l, dp_tensor** x, dp_tensor** y) {
+  pthread_mutex_lock(&l->mu);
+  while (l->produced == l->consumed) pthread_cond_wait(&l->changed, &l->mu);
+  const size_t slot = l->consumed % LOADER_SLOTS;
+  *x = l->x[slot];
+  *y = l->y[slot];
+  l->x[slot] = l->y[slot] = NULL;
+  l->consumed++;
+  pthread_cond_broadcast(&l->changed);
+  pthread_mutex_unlock(&l->mu);
+}
+
+/* Stops the thread (also mid-epoch) and releases the batches nobody took. */
+static void loader_stop(batch_loader* l) {
+  pthread_mutex_lock(&l->mu);
+  l->stop = 1;
+  pthread_cond_broadcast(&l->changed);
+  pthread_mutex_unlock(&l->mu);
+  pthread_join(l->thread, NULL);
+  for (int i = 0; i < LOADER_SLOTS; ++i) {
+    dp_tensor_release(l->x[i]);
+    dp_tensor_release(l->y[i]);
+    l->x[i] = l->y[i] = NULL;
+  }
+  pthread_cond_destroy(&l->changed);
+  pthread_mutex_destroy(&l->mu);
 }
 
 static const char* device_str(dp_device d, char* buf, size_t n) {
@@ -705,6 +816,18 @@ int main(int argc, char** argv) {
     exit_code = 1;
     goto done;
   }
+  batch_loader loader;
+  memset(&loader, 0, sizeof loader);
+  loader.ctx = ctx;
+  loader.train = &data.train;
+  loader.perm = perm;
+  loader.model = o.model;
+  loader.batch = o.batch;
+  loader.n_batches = n_batches;
+  loader.input_device = devices[0];
+  loader.label_device = output_device;
+  loader.staging = xbuf;
+  loader.labels = ybuf;
   size_t n_records = 0;
   double train_time = 0, total_samples = 0;
   dp_phase_times phase_sum = {0, 0, 0, 0, 0, 0};
@@ -717,6 +840,7 @@ int main(int argc, char** argv) {
     check(dp_data_parallel_reset_stats(dpw), "stats");
     double loss_sum = 0, opt_time = 0, last_report = 0;
     const double t0 = now_seconds();
+    loader_start(&loader);
     for (size_t b = 0; b < n_batches; ++b) {
       if (interrupted) {
         fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s\n", epoch,
@@ -725,28 +849,10 @@ int main(int argc, char** argv) {
         exit_code = EXIT_INTERRUPTED;
         break;
       }
-      int64_t shape[4];
-      const size_t nd = model_input_shape(o.model, o.batch, shape);
       dp_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL;
-      const size_t* rows = perm + b * (size_t)o.batch;
-      if (devices[0].type == DP_DEVICE_CPU) {
-        /* Rows go straight into the batch tensor: one copy, as torch's x[idx]. */
-        void* dst = NULL;
-        check(dp_tensor_empty(ctx, DP_FLOAT32, shape, nd, devices[0], &x), "batch");
-        check(dp_tensor_data(x, &dst), "batch");
-        gather_rows((float*)dst, data.train.images, rows, (size_t)o.batch);
-      } else {
-        gather_rows(xbuf, data.train.images, rows, (size_t)o.batch);
-        check(dp_tensor_from_data(ctx, DP_FLOAT32, shape, nd, xbuf,
-                                  (size_t)o.batch * FASHION_PIXELS * sizeof(float), devices[0], &x),
-              "batch");
-      }
-      for (int64_t i = 0; i < o.batch; ++i) ybuf[i] = data.train.labels[rows[i]];
+      loader_next(&loader, &x, &y);
       size_t n_out = 0;
       check(dp_data_parallel_forward(dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
-      check(dp_tensor_from_data(ctx, DP_INT64, shape, 1, ybuf, (size_t)o.batch * sizeof(int64_t),
-                                output_device, &y),
-            "labels");
       check(dp_op_cross_entropy(logits, y, &loss), "loss");
       check(dp_backward(loss, NULL, 0), "backward");
       const double ts = now_seconds();
@@ -773,6 +879,7 @@ int main(int argc, char** argv) {
         break;
       }
     }
+    loader_stop(&loader);
     if (exit_code != 0) break;
     const double seconds = now_seconds() - t0;
     train_time += seconds;
