@@ -121,5 +121,10 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device);
 // Splits along dim into pieces of `sizes` (summing to the size of dim). Pieces along
 // dim 0 are views; along other dims, copies.
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim);
+// For the backward of a split (or a scatter) of a tensor of shape `whole` into `sizes`
+// along dim: gives each undefined piece gradient (a piece nobody used) zeros of its shape
+// on `device`. The defined ones give the dtype; at least one must be defined.
+void fill_unused_pieces(std::vector<Tensor>& grads, const Shape& whole, int64_t dim,
+                        const std::vector<int64_t>& sizes, Device device);
 
 }  // namespace dp::ops

@@ -62,18 +62,7 @@ class SplitBackward final : public Node {
         input_shape_(std::move(input_shape)),
         sizes_(std::move(sizes)) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    // A piece nobody used contributes zeros.
-    Tensor like;
-    for (const Tensor& g : grads) {
-      if (g.defined()) like = g;
-    }
-    for (size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) {
-        Shape s = input_shape_;
-        s[dim_] = sizes_[i];
-        grads[i] = zeros(like.context(), s, like.dtype(), like.device());
-      }
-    }
+    fill_unused_pieces(grads, input_shape_, dim_, sizes_, device_);
     return {cat(grads, dim_)};
   }
   const char* name() const override { return "SplitBackward"; }
@@ -237,6 +226,21 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, in
     for (size_t i = 0; i < out.size(); ++i) set_history(out[i], node, static_cast<uint32_t>(i));
   }
   return out;
+}
+
+void fill_unused_pieces(std::vector<Tensor>& grads, const Shape& whole, int64_t dim,
+                        const std::vector<int64_t>& sizes, Device device) {
+  const Tensor* like = nullptr;
+  for (const Tensor& g : grads) {
+    if (g.defined()) like = &g;
+  }
+  DP_CHECK(like, kInternal, "fill_unused_pieces: no piece has a gradient");
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined()) continue;  // (only undefined entries change: `like` stays valid)
+    Shape s = whole;
+    s[static_cast<size_t>(dim)] = sizes[i];
+    grads[i] = zeros(like->context(), s, like->dtype(), device);
+  }
 }
 
 }  // namespace dp::ops

@@ -64,17 +64,7 @@ class ScatterBackward final : public Node {
         shape_(std::move(shape)),
         dim_(dim) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    Tensor like;
-    for (const Tensor& g : grads) {
-      if (g.defined()) like = g;
-    }
-    for (size_t i = 0; i < grads.size(); ++i) {
-      if (!grads[i].defined()) {
-        Shape s = shape_;
-        s[dim_] = sizes_[i];
-        grads[i] = ops::zeros(like.context(), s, like.dtype(), device_);
-      }
-    }
+    ops::fill_unused_pieces(grads, shape_, dim_, sizes_, device_);
     return {comm::gather(grads, device_, dim_)};
   }
   const char* name() const override { return "ScatterBackward"; }
