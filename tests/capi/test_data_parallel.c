@@ -991,6 +991,36 @@ static void scatter_along_dim_1_copies_the_chunks(void** state) {
   dp_tensor_release(x);
 }
 
+/* Backward through a scatter: x's gradient gathers the chunks' gradients back, and a
+   chunk nobody used contributes zeros (here the chunks on cpu:0 and cpu:2). */
+static void scatter_backward_gives_the_rows_of_an_unused_chunk_zero_gradient(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  for (int32_t dim = 0; dim < 2; ++dim) {
+    dp_tensor* x = dim == 0 ? seq_matrix(ctx, 6, 2, cpu_dev(0)) : seq_matrix(ctx, 2, 6, cpu_dev(0));
+    ASSERT_OK(dp_tensor_set_requires_grad(x, 1));
+    dp_device devs[3];
+    cpu_range(devs, 3, 0);
+    dp_tensor* outs[3] = {NULL};
+    size_t n = 0;
+    ASSERT_OK(dp_scatter(x, devs, 3, NULL, dim, outs, &n));
+    assert_int_equal(n, 3);
+    backward_sum(outs[1]); /* only chunk 1 (on cpu:1) reaches the loss */
+    float got[12];
+    read_grad(x, got, 12);
+    for (int64_t r = 0; r < (dim == 0 ? 6 : 2); ++r) {
+      for (int64_t c = 0; c < (dim == 0 ? 2 : 6); ++c) {
+        const int64_t along = dim == 0 ? r : c; /* the index that was split, 2 per chunk */
+        const float want = along / 2 == 1 ? 1.0f : 0.0f;
+        const int64_t k = r * (dim == 0 ? 2 : 6) + c;
+        if (got[k] != want)
+          fail_msg("dim %d: grad[%lld] = %g, want %g", dim, (long long)k, got[k], want);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) dp_tensor_release(outs[i]);
+    dp_tensor_release(x);
+  }
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* Section 5: replicate                                                               */
 /* ---------------------------------------------------------------------------------- */
@@ -2233,6 +2263,7 @@ int main(void) {
       cmocka_unit_test(a_zero_chunk_size_for_device_ids_0_skips_it_too),
       cmocka_unit_test(scatter_chunks_on_the_source_device_are_views_of_the_input),
       cmocka_unit_test(scatter_along_dim_1_copies_the_chunks),
+      cmocka_unit_test(scatter_backward_gives_the_rows_of_an_unused_chunk_zero_gradient),
       /* Section 5 */
       cmocka_unit_test(replica_0_is_the_original_module),
       cmocka_unit_test(other_replicas_hold_the_parameters_on_their_devices_as_non_leaves),
