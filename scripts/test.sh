@@ -7,7 +7,7 @@
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/, fault injection
 #      on): the C and C++ suites and dp-train's
 #   4. ThreadSanitizer build (build-tsan/): the parallel suites (workers, autograd engine,
-#      DataParallel, concurrent wrappers)
+#      DataParallel, concurrent wrappers) and a short dp-train run
 #   5. every libFuzzer target for FUZZ_SECONDS (default 30) seconds (scripts/fuzz.sh)
 # DP_TEST_QUICK=1 runs stage 1 only.
 set -euo pipefail
@@ -69,9 +69,9 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
     failures+=("asan suites")
   fi
 
-  echo "== 4. ThreadSanitizer (build-tsan): the parallel suites"
+  echo "== 4. ThreadSanitizer (build-tsan): the parallel suites and dp-train"
   cmake --preset tsan >/dev/null
-  build build-tsan --target test_core test_parallel test_capi_data_parallel
+  build build-tsan --target test_core test_parallel test_capi_data_parallel dp-train
   # oneDNN's global primitive cache shares descriptors between threads through
   # synchronisation TSan cannot see (uninstrumented library); every device builds its own.
   export DNNL_PRIMITIVE_CACHE_CAPACITY=0
@@ -85,6 +85,16 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
       failures+=("tsan $t")
     fi
   done
+  # dp-train: its batch loader thread creates tensors while the devices train.
+  if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+      build-tsan/bin/dp-train --model mlp --epochs 2 --limit 4096 --quiet \
+      >build-tsan/dp-train.log 2>&1; then
+    echo "   dp-train (MLP, 2 epochs, 4096 samples, all CPU devices): no data races"
+  else
+    grep -A30 "WARNING: ThreadSanitizer" build-tsan/dp-train.log | head -n 60 ||
+      tail -n 30 build-tsan/dp-train.log
+    failures+=("tsan dp-train")
+  fi
   unset DNNL_PRIMITIVE_CACHE_CAPACITY
 
   echo "== 5. fuzzing, ${FUZZ_SECONDS}s per target"
