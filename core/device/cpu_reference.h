@@ -188,11 +188,11 @@ void softmax_backward(const KView& gy, const KView& y, int dim, bool log, const 
       T dot = T(0);
       for (int64_t m = 0; m < mid; ++m) {
         const int64_t k = base + m * inner;
-        dot += log ? pg[k] : pg[k] * py[k];
+        dot += elem::softmax_dot_term(pg[k], py[k], log);
       }
       for (int64_t m = 0; m < mid; ++m) {
         const int64_t k = base + m * inner;
-        po[k] = log ? pg[k] - std::exp(py[k]) * dot : py[k] * (pg[k] - dot);
+        po[k] = elem::softmax_grad(pg[k], py[k], dot, log);
       }
     }
   }

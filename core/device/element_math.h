@@ -1,8 +1,9 @@
 // The per-element formulas that every backend evaluates: arithmetic, activations and
-// their derivatives, the dropout draw, one pooling window, the optimizers' updates. The
-// CPU reference (cpu_reference.h), the float32 CPU loops (cpu_loops.cc) and the CUDA
-// kernels (cuda/kernels/*.cu) all call these, so the backends compute the same expression
-// and a formula is fixed in one place. Under nvcc the functions are __host__ __device__.
+// their derivatives, softmax's backward, the dropout draw, one pooling window, the
+// optimizers' updates. The CPU reference (cpu_reference.h), the float32 CPU loops
+// (cpu_loops.cc) and the CUDA kernels (cuda/kernels/*.cu) all call these, so the backends
+// compute the same expression and a formula is fixed in one place. Under nvcc the
+// functions are __host__ __device__.
 //
 // The CUDA kernels get it through kernels/launch.cuh, which first includes device/backend.h
 // the way nvcc accepts it.
@@ -144,6 +145,19 @@ DP_HOST_DEVICE inline T unary_derivative(UnaryOp op, T s) {
       return T(1) / s;
   }
   return T(0);
+}
+
+// ---- softmax backward along one dimension ----
+// From the forward's output y (softmax, or log_softmax when `log`): first
+// dot = sum over the dimension of softmax_dot_term(gy, y), then each gx = softmax_grad.
+template <class T>
+DP_HOST_DEVICE inline T softmax_dot_term(T gy, T y, bool log) {
+  return log ? gy : gy * y;
+}
+
+template <class T>
+DP_HOST_DEVICE inline T softmax_grad(T gy, T y, T dot, bool log) {
+  return log ? gy - exp(y) * dot : y * (gy - dot);
 }
 
 // ---- dropout ----

@@ -279,11 +279,12 @@ __global__ void softmax_backward_rows_kernel(const T* gy, const T* y, T* gx, int
   DP_FOR_EACH_WARP(r, rows) {
     const int64_t base = r * len;
     T dot = T(0);
-    for (int64_t k = lane; k < len; k += 32) dot += log ? gy[base + k] : gy[base + k] * y[base + k];
+    for (int64_t k = lane; k < len; k += 32)
+      dot += elem::softmax_dot_term(gy[base + k], y[base + k], log);
     dot = warp_all_sum(dot);
     for (int64_t k = lane; k < len; k += 32) {
       const int64_t i = base + k;
-      gx[i] = log ? gy[i] - elem::exp(y[i]) * dot : y[i] * (gy[i] - dot);
+      gx[i] = elem::softmax_grad(gy[i], y[i], dot, log);
     }
   }
 }
@@ -296,11 +297,11 @@ __global__ void softmax_backward_cols_kernel(const T* gy, const T* y, T* gx, int
     T dot = T(0);
     for (int64_t m = 0; m < mid; ++m) {
       const int64_t i = base + m * inner;
-      dot += log ? gy[i] : gy[i] * y[i];
+      dot += elem::softmax_dot_term(gy[i], y[i], log);
     }
     for (int64_t m = 0; m < mid; ++m) {
       const int64_t i = base + m * inner;
-      gx[i] = log ? gy[i] - elem::exp(y[i]) * dot : y[i] * (gy[i] - dot);
+      gx[i] = elem::softmax_grad(gy[i], y[i], dot, log);
     }
   }
 }
