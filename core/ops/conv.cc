@@ -63,13 +63,13 @@ class Conv2dBackward final : public Node {
 class ConvReluPoolBackward final : public Node {
  public:
   ConvReluPoolBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor z, Tensor state,
-                       Shape y_shape, Conv2dParams cp, Pool2dParams pp, bool has_bias)
+                       const KView& y, Conv2dParams cp, Pool2dParams pp, bool has_bias)
       : Node(d, 1),
         x_(std::move(x)),
         w_(std::move(w)),
         z_(std::move(z)),
         state_(std::move(state)),
-        y_shape_(std::move(y_shape)),
+        y_(y),
         cp_(cp),
         pp_(pp),
         has_bias_(has_bias) {}
@@ -88,11 +88,7 @@ class ConvReluPoolBackward final : public Node {
       gb = empty_like(w, {w.shape()[0]});
       gb_view = gb.kview();
     }
-    KView y;  // shape only
-    y.dtype = x.dtype();
-    y.ndim = 4;
-    for (int i = 0; i < 4; ++i) y.shape[i] = y_shape_[i];
-    backend_of(gz).conv_relu_pool_backward(dev(gz), gz.kview(), x.kview(), w.kview(), y, z.kview(),
+    backend_of(gz).conv_relu_pool_backward(dev(gz), gz.kview(), x.kview(), w.kview(), y_, z.kview(),
                                            state_.data(), gx.defined() ? &gx_view : nullptr,
                                            gw.kview(), need_b ? &gb_view : nullptr, cp_, pp_);
     if (!next_edges_[1].valid()) gw = Tensor();
@@ -109,7 +105,7 @@ class ConvReluPoolBackward final : public Node {
  private:
   SavedTensor x_, w_, z_;
   Tensor state_;
-  Shape y_shape_;
+  KView y_;  // the ReLU output's shape and dtype only (no data: the backend keeps it)
   Conv2dParams cp_;
   Pool2dParams pp_;
   bool has_bias_;
@@ -205,10 +201,10 @@ Tensor conv2d_relu_pool2d(const Tensor& x, const Tensor& weight, const Tensor& b
     be.conv_relu_pool(dev(x), x.kview(), weight.kview(), bias.defined() ? &bv : nullptr, y,
                       z.kview(), grad ? state.data() : nullptr, cp, pp);
     if (grad) {
-      set_history(z,
-                  make_node<ConvReluPoolBackward>(
-                      {&x, &weight, bias.defined() ? &bias : nullptr}, x.device(), SavedTensor(x),
-                      SavedTensor(weight), SavedTensor(z), state, y_shape, cp, pp, bias.defined()));
+      set_history(
+          z, make_node<ConvReluPoolBackward>({&x, &weight, bias.defined() ? &bias : nullptr},
+                                             x.device(), SavedTensor(x), SavedTensor(weight),
+                                             SavedTensor(z), state, y, cp, pp, bias.defined()));
     }
     return z;
   });
