@@ -13,22 +13,23 @@ def python_block(text):
     return text[start:text.index("\n```", start)]
 
 
-def test_readme_example_runs_as_written(tmp_path):
-    script = tmp_path / "example.py"
-    script.write_text(python_block(README.read_text()))
+def run_python_block(readme, script):
+    """Runs the first ```python block of `readme` as the file `script`; asserts it exits 0."""
+    script.write_text(python_block(readme.read_text()))
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                          timeout=120, env=dict(os.environ))
     assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_readme_example_runs_as_written(tmp_path):
+    run = run_python_block(README, tmp_path / "example.py")
     assert "training accuracy" in run.stdout
     accuracy = float(run.stdout.split("training accuracy")[1])
     assert accuracy > 0.9, run.stdout
 
 
 def test_project_readme_example_runs_as_written_and_learns(tmp_path):
-    script = tmp_path / "project_example.py"
-    script.write_text(python_block(PROJECT_README.read_text()))
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ))
-    assert run.returncode == 0, run.stderr
+    run = run_python_block(PROJECT_README, tmp_path / "project_example.py")
     loss = float(run.stdout.split("final loss")[1])
     assert loss < 0.2, run.stdout  # the untrained loss is about ln 2 = 0.69
