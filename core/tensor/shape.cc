@@ -1,5 +1,6 @@
 #include "tensor/shape.h"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -11,16 +12,23 @@ int64_t checked_numel(const Shape& shape, size_t elem_size, const char* what) {
   DP_CHECK(shape.size() <= static_cast<size_t>(kMaxDims), kOutOfRange,
            what << " has " << shape.size() << " dimensions but at most " << kMaxDims
                 << " are supported");
-  int64_t n = 1;
+  // The product of the non-zero sizes must fit too: a shape derived from an empty one by
+  // dropping its zeros (the result of reducing over them) would otherwise overflow.
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  int64_t nonzero = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t s = shape[i];
     DP_CHECK(s >= 0, kInvalidArgument, what << "[" << i << "] = " << s << " is negative");
-    if (s != 0 && n > std::numeric_limits<int64_t>::max() / s) {
-      DP_THROW(kOutOfRange,
-               what << " " << shape_str(shape) << " has more elements than fit in 64 bits");
+    if (s == 0) continue;
+    if (nonzero > std::numeric_limits<int64_t>::max() / s) {
+      DP_THROW(kOutOfRange, what << " " << shape_str(shape)
+                                 << (empty ? ": its non-zero sizes multiply to more than fits "
+                                             "in 64 bits"
+                                           : " has more elements than fit in 64 bits"));
     }
-    n *= s;
+    nonzero *= s;
   }
+  const int64_t n = empty ? 0 : nonzero;
   if (elem_size > 0 &&
       static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / elem_size / 2) {
     DP_THROW(kOutOfRange,

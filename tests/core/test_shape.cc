@@ -1,6 +1,9 @@
 // Shapes: element counts with overflow checks, dims, broadcasting.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "error.h"
 #include "tensor/shape.h"
 
@@ -20,6 +23,21 @@ TEST(Shape, NumelRejectsProductsPast2To63) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::kOutOfRange);
+  }
+}
+
+// An empty tensor's other sizes must multiply within int64: reducing over the zero (a sum
+// along that dim) gives a tensor of exactly those sizes.
+TEST(Shape, NumelOfAnEmptyShapeStillBoundsItsNonZeroSizes) {
+  EXPECT_EQ(checked_numel({0, std::numeric_limits<int64_t>::max(), 1}, 4), 0);
+  try {
+    checked_numel({0, std::numeric_limits<int64_t>::max(), 4}, 4);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kOutOfRange);
+    EXPECT_NE(std::string(e.what()).find("[0, 9223372036854775807, 4]: its non-zero sizes"),
+              std::string::npos)
+        << e.what();
   }
 }
 
