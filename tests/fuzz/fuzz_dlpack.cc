@@ -53,14 +53,21 @@ dp_dtype dp_dtype_of(DLDataType t) {
 }
 
 // numel of the shape if it is valid for an element of `elem` bytes (the library's
-// checked_numel rule: sizes >= 0, the count fits in int64 and the bytes in half of size_t).
+// checked_numel rule: sizes >= 0, the product of the non-zero sizes fits in int64, and the
+// bytes in half of size_t).
 bool valid_numel(const int64_t* shape, int ndim, size_t elem, int64_t* numel) {
-  int64_t n = 1;
+  int64_t nonzero = 1;
+  bool empty = false;
   for (int i = 0; i < ndim; ++i) {
     if (shape[i] < 0) return false;
-    if (shape[i] != 0 && n > std::numeric_limits<int64_t>::max() / shape[i]) return false;
-    n *= shape[i];
+    if (shape[i] == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > std::numeric_limits<int64_t>::max() / shape[i]) return false;
+    nonzero *= shape[i];
   }
+  const int64_t n = empty ? 0 : nonzero;
   if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / elem / 2) return false;
   *numel = n;
   return true;

@@ -153,18 +153,23 @@ std::set<dp_result> allowed_errors(const Request& q, uint64_t* need) {
     e.insert(DP_ERR_INVALID_ARGUMENT);
     shape_ok = false;
   }
-  int64_t numel = 1;
+  // checked_numel's rule: sizes >= 0 and the product of the non-zero ones fits in int64.
+  int64_t nonzero = 1;
+  bool empty = false;
   for (size_t i = 0; shape_ok && i < q.ndim; ++i) {
     if (q.shape[i] < 0) {
       e.insert(DP_ERR_INVALID_ARGUMENT);
       shape_ok = false;
-    } else if (q.shape[i] != 0 && numel > std::numeric_limits<int64_t>::max() / q.shape[i]) {
+    } else if (q.shape[i] == 0) {
+      empty = true;
+    } else if (nonzero > std::numeric_limits<int64_t>::max() / q.shape[i]) {
       e.insert(DP_ERR_OUT_OF_RANGE);
       shape_ok = false;
     } else {
-      numel *= q.shape[i];
+      nonzero *= q.shape[i];
     }
   }
+  const int64_t numel = empty ? 0 : nonzero;
   // The byte count must fit in half of size_t (checked per dtype, and per byte).
   if (shape_ok &&
       static_cast<uint64_t>(numel) > std::numeric_limits<size_t>::max() / (elem ? elem : 1) / 2) {
