@@ -172,10 +172,10 @@ Data load_data(size_t limit) {
   std::fprintf(stderr, "dp-bench: %s; using random data\n", err);
   const size_t n = limit ? limit : 60000;
   d.fm.train.n = n;
-  d.fm.train.images = static_cast<float*>(std::malloc(n * FASHION_PIXELS * sizeof(float)));
+  d.fm.train.pixels = static_cast<uint8_t*>(std::malloc(n * FASHION_PIXELS));
   d.fm.train.labels = static_cast<int64_t*>(std::malloc(n * sizeof(int64_t)));
   for (size_t i = 0; i < n * FASHION_PIXELS; ++i)
-    d.fm.train.images[i] = ((i * 2654435761u) % 256) / 255.f;
+    d.fm.train.pixels[i] = static_cast<uint8_t>((i * 2654435761u) % 256);
   for (size_t i = 0; i < n; ++i) d.fm.train.labels[i] = static_cast<int64_t>(i % 10);
   return d;
 }
@@ -207,8 +207,8 @@ double train_rate(const Data& data, const char* model_name, int devices, bool wr
     if (step == 5) t0 = now();
     for (int64_t i = 0; i < batch; ++i) {
       const size_t s = (static_cast<size_t>(step * batch + i) * 2654435761u) % n;
-      std::memcpy(&x[static_cast<size_t>(i) * FASHION_PIXELS],
-                  data.fm.train.images + s * FASHION_PIXELS, FASHION_PIXELS * sizeof(float));
+      fashion_pixels_to_float(&x[static_cast<size_t>(i) * FASHION_PIXELS],
+                              data.fm.train.pixels + s * FASHION_PIXELS, FASHION_PIXELS);
       y[static_cast<size_t>(i)] = data.fm.train.labels[s];
     }
     int64_t shape[4];

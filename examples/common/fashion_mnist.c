@@ -12,7 +12,7 @@
    pages nearly every row costs a TLB miss. Aligning to 2 MiB and asking for transparent
    huge pages halved the batch assembly time on the development machine (the kernel may
    decline; the memory is then ordinary). */
-static float* alloc_images(size_t bytes) {
+static uint8_t* alloc_pixels(size_t bytes) {
   const size_t huge = (size_t)2 << 20;
   const size_t rounded = bytes == 0 ? huge : (bytes + huge - 1) / huge * huge;
   void* mem = NULL;
@@ -20,7 +20,7 @@ static float* alloc_images(size_t bytes) {
 #ifdef MADV_HUGEPAGE
   (void)madvise(mem, rounded, MADV_HUGEPAGE);
 #endif
-  return (float*)mem;
+  return (uint8_t*)mem;
 }
 
 static int load_split(const char* dir, const char* prefix, size_t limit, fashion_split* out,
@@ -45,13 +45,13 @@ static int load_split(const char* dir, const char* prefix, size_t limit, fashion
     size_t n = images.dims[0];
     if (limit > 0 && limit < n) n = limit;
     out->n = n;
-    out->images = alloc_images(n * FASHION_PIXELS * sizeof(float));
+    out->pixels = alloc_pixels(n * FASHION_PIXELS);
     out->labels = (int64_t*)malloc(n * sizeof(int64_t));
-    if (!out->images || !out->labels) {
+    if (!out->pixels || !out->labels) {
       snprintf(err, err_size, "out of memory for %zu samples", n);
     } else {
       status = 0;
-      for (size_t i = 0; i < n * FASHION_PIXELS; ++i) out->images[i] = images.data[i] / 255.0f;
+      memcpy(out->pixels, images.data, n * FASHION_PIXELS);
       for (size_t i = 0; i < n && status == 0; ++i) {
         if (labels.data[i] >= FASHION_CLASSES) {
           snprintf(err, err_size, "%s: label %zu is %u, not a class in [0, 10)", labels_path, i,
@@ -62,7 +62,7 @@ static int load_split(const char* dir, const char* prefix, size_t limit, fashion
       }
     }
     if (status != 0) {
-      free(out->images);
+      free(out->pixels);
       free(out->labels);
       memset(out, 0, sizeof *out);
     }
@@ -84,9 +84,13 @@ int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, 
 }
 
 void fashion_mnist_free(fashion_mnist* d) {
-  free(d->train.images);
+  free(d->train.pixels);
   free(d->train.labels);
-  free(d->test.images);
+  free(d->test.pixels);
   free(d->test.labels);
   memset(d, 0, sizeof *d);
+}
+
+void fashion_pixels_to_float(float* dst, const uint8_t* pixels, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = (float)pixels[i] / 255.0f;
 }

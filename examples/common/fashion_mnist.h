@@ -1,5 +1,8 @@
 /* Fashion-MNIST from its four IDX files (Debian's dataset-fashion-mnist installs them in
-   /usr/share/datasets/fashion-mnist), as float pixels in [0, 1] and int64 labels. */
+   /usr/share/datasets/fashion-mnist): pixels as stored (one byte each, 0-255), int64
+   labels. A model's input is pixel / 255 in float32 (fashion_pixels_to_float), made when
+   a batch is assembled: a byte a pixel keeps the training set at 47 MB instead of 188 MB,
+   and a batch reads a quarter of the memory it would read as floats. */
 #ifndef DP_EXAMPLES_FASHION_MNIST_H_
 #define DP_EXAMPLES_FASHION_MNIST_H_
 
@@ -15,7 +18,7 @@ extern "C" {
 #define FASHION_CLASSES 10
 
 typedef struct fashion_split {
-  float* images;   /* n * 784, row-major, pixel / 255 */
+  uint8_t* pixels; /* n * 784, row-major, 0-255 */
   int64_t* labels; /* n, in [0, 10) */
   size_t n;
 } fashion_split;
@@ -30,6 +33,10 @@ typedef struct fashion_mnist {
 int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, char* err,
                        size_t err_size);
 void fashion_mnist_free(fashion_mnist* d);
+
+/* dst[i] = pixels[i] / 255 in float32 for i < count: the values torch_reference.py feeds
+   its models (a float32 division, so the same bits). */
+void fashion_pixels_to_float(float* dst, const uint8_t* pixels, size_t count);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,58 @@ def test_eval_only_reports_the_checkpoints_accuracy(dp_train, tmp_path):
     assert final_json(e)["test_accuracy"] == final_json(p)["test_accuracy"]
 
 
+def read_idx(path):
+    import numpy as np
+    raw = gzip.open(path).read()
+    ndim = raw[3]
+    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def read_safetensors(path):
+    import numpy as np
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + begin:8 + n + end],
+                                  dtype="<f4").reshape(info["shape"])
+    return out
+
+
+def test_eval_only_agrees_with_pytorch_on_the_same_weights(dp_train, tmp_path):
+    # The whole input path (IDX bytes, pixel / 255 as float32, batches of the test set)
+    # against PyTorch's evaluation of the checkpoint's weights on the raw test files.
+    torch = pytest.importorskip("torch")
+    ck = tmp_path / "ck.safetensors"
+    p = run(dp_train, "--limit", "2048", "--epochs", "1", "--checkpoint", str(ck), "--quiet")
+    assert p.returncode == 0, p.stderr
+    e = run(dp_train, "--eval-only", str(ck), "--json", "--quiet")
+    assert e.returncode == 0, e.stderr
+    ours = final_json(e)
+
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 256), torch.nn.ReLU(),
+                                torch.nn.Linear(256, 10))
+    tensors = read_safetensors(ck)
+    state = {k: torch.from_numpy(tensors[k].copy()) for k in model.state_dict()}
+    model.load_state_dict(state)
+    x = torch.from_numpy(read_idx(f"{DATA}/t10k-images-idx3-ubyte.gz").reshape(-1, 784)
+                         .astype("float32")) / 255.0
+    y = torch.from_numpy(read_idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype("int64"))
+    with torch.no_grad():
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y).item()
+        accuracy = (logits.argmax(1) == y).double().mean().item()
+    # dp-train prints 4 decimals; a few of 10,000 near-ties may round the other way.
+    assert abs(ours["test_loss"] - loss) < 2e-4, (ours["test_loss"], loss)
+    assert abs(ours["test_accuracy"] - accuracy) <= 3e-4, (ours["test_accuracy"], accuracy)
+
+
 def test_plot_and_metrics_files_are_written(dp_train, tmp_path):
     svg, csv = tmp_path / "p.svg", tmp_path / "m.csv"
     p = run(dp_train, "--limit", "2048", "--epochs", "2", "--plot", str(svg), "--metrics",
