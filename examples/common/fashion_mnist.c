@@ -91,6 +91,13 @@ void fashion_mnist_free(fashion_mnist* d) {
   memset(d, 0, sizeof *d);
 }
 
-void fashion_pixels_to_float(float* dst, const uint8_t* pixels, size_t count) {
+/* A batch's conversion is bound by the division's throughput: compiled for the CPU it runs
+   on (GCC's target_clones, chosen at load time) 256 random rows take ~19 us here instead
+   of ~33 us with the baseline's 4-wide SSE2 division; every width rounds the same. Not
+   under ThreadSanitizer, whose runtime is not ready when the load-time resolver runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#endif
+void fashion_pixels_to_float(float* restrict dst, const uint8_t* restrict pixels, size_t count) {
   for (size_t i = 0; i < count; ++i) dst[i] = (float)pixels[i] / 255.0f;
 }

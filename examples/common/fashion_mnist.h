@@ -35,7 +35,7 @@ int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, 
 void fashion_mnist_free(fashion_mnist* d);
 
 /* dst[i] = pixels[i] / 255 in float32 for i < count: the values torch_reference.py feeds
-   its models (a float32 division, so the same bits). */
+   its models (a float32 division, so the same bits). dst and pixels must not overlap. */
 void fashion_pixels_to_float(float* dst, const uint8_t* pixels, size_t count);
 
 #ifdef __cplusplus
