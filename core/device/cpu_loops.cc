@@ -34,6 +34,55 @@ void sum_middle(const float* x, float* out, int64_t outer, int64_t mid, int64_t 
   }
 }
 
+namespace {
+
+// The loops behind binary_same_shape, one per aliasing case, so that each can promise
+// the compiler what it needs to vectorise.
+template <BinaryOp Op>
+DP_CLONES void binary_distinct(const float* __restrict a, const float* __restrict b,
+                               float* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = elem::apply_binary(Op, a[i], b[i]);
+}
+
+template <BinaryOp Op>
+DP_CLONES void binary_into_a(float* __restrict a, const float* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) a[i] = elem::apply_binary(Op, a[i], b[i]);
+}
+
+template <BinaryOp Op>
+DP_CLONES void binary_into_b(const float* __restrict a, float* __restrict b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) b[i] = elem::apply_binary(Op, a[i], b[i]);
+}
+
+template <BinaryOp Op>
+void binary_op(const float* a, const float* b, float* out, int64_t n) {
+  if (a == b) {
+    // x op x: every operand is the same array; the element is read before it is written.
+    for (int64_t i = 0; i < n; ++i) out[i] = elem::apply_binary(Op, a[i], a[i]);
+  } else if (out == a) {
+    binary_into_a<Op>(out, b, n);
+  } else if (out == b) {
+    binary_into_b<Op>(a, out, n);
+  } else {
+    binary_distinct<Op>(a, b, out, n);
+  }
+}
+
+}  // namespace
+
+void binary_same_shape(BinaryOp op, const float* a, const float* b, float* out, int64_t n) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return binary_op<BinaryOp::kAdd>(a, b, out, n);
+    case BinaryOp::kSub:
+      return binary_op<BinaryOp::kSub>(a, b, out, n);
+    case BinaryOp::kMul:
+      return binary_op<BinaryOp::kMul>(a, b, out, n);
+    case BinaryOp::kDiv:
+      return binary_op<BinaryOp::kDiv>(a, b, out, n);
+  }
+}
+
 DP_CLONES
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
   const float lr = static_cast<float>(p.lr), wd = static_cast<float>(p.weight_decay);

@@ -65,12 +65,14 @@ TEST(CpuBackend, MatmulMatchesTheFloat64ReferenceWithTransposedWeights) {
 }
 
 TEST(CpuBackend, PrimitivesAreCachedPerShape) {
+  // A bias broadcast over rows is a oneDNN binary primitive (same-shape operands take a
+  // plain loop; see SameShapeArithmeticIsExactForEveryAliasing).
   auto ctx = make_ctx(1);
   auto& cpu_backend = static_cast<CpuBackend&>(ctx->backend(DeviceType::kCpu));
-  std::vector<float> a(16, 1.f), b(16, 2.f), c(16);
+  std::vector<float> a(16, 1.f), b(4, 2.f), c(16);
   auto add = [&] {
     cpu_backend.binary(0, BinaryOp::kAdd, view(a.data(), DType::kFloat32, {4, 4}),
-                       view(b.data(), DType::kFloat32, {4, 4}),
+                       view(b.data(), DType::kFloat32, {1, 4}),
                        view(c.data(), DType::kFloat32, {4, 4}));
     return cpu_backend.primitive_cache_size(0);
   };
@@ -79,6 +81,39 @@ TEST(CpuBackend, PrimitivesAreCachedPerShape) {
   EXPECT_EQ(first, 1u);
   EXPECT_EQ(second, 1u);
   EXPECT_FLOAT_EQ(c[5], 3.f);
+}
+
+TEST(CpuBackend, SameShapeArithmeticIsExactForEveryAliasing) {
+  // float32 +, -, *, / are correctly rounded, and so is the float64 result rounded to
+  // float32: every element must be equal, whether the output is a fresh array, the first
+  // operand, the second, or both operands are one array. 1000 elements: vector body and
+  // remainder.
+  auto ctx = make_ctx(1);
+  Backend& backend = ctx->backend(DeviceType::kCpu);
+  const int64_t n = 1000;
+  const auto x = pseudo_random(n, 11), y0 = pseudo_random(n, 12);
+  std::vector<float> y(y0);
+  for (float& v : y) v += v >= 0 ? 0.25f : -0.25f;  // no divisor near zero
+  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+    auto exact = [op](float a, float b) {
+      return static_cast<float>(elem::apply_binary(op, double(a), double(b)));
+    };
+    std::vector<float> fresh(n), into_a(x), into_b(y), both(x);
+    ctx->run(cpu(0), [&] {
+      auto v = [&](std::vector<float>& d) { return view(d.data(), DType::kFloat32, {10, 100}); };
+      std::vector<float> xa(x), ya(y);
+      backend.binary(0, op, v(xa), v(ya), v(fresh));
+      backend.binary(0, op, v(into_a), v(ya), v(into_a));
+      backend.binary(0, op, v(xa), v(into_b), v(into_b));
+      backend.binary(0, op, v(both), v(both), v(both));
+    });
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(fresh[i], exact(x[i], y[i])) << "op " << int(op) << " element " << i;
+      ASSERT_EQ(into_a[i], exact(x[i], y[i])) << "op " << int(op) << " element " << i;
+      ASSERT_EQ(into_b[i], exact(x[i], y[i])) << "op " << int(op) << " element " << i;
+      ASSERT_EQ(both[i], exact(x[i], x[i])) << "op " << int(op) << " element " << i;
+    }
+  }
 }
 
 TEST(CpuBackend, DevicesComputeConcurrentlyWithCorrectResults) {
