@@ -1,6 +1,7 @@
-# C++ tests of the DataParallel pipeline: training equivalence, buffers, comm.
-add_executable(test_parallel core/test_parallel.cc)
-target_link_libraries(test_parallel PRIVATE dp_core GTest::gtest GTest::gtest_main dp_warnings)
+# C++ tests of the DataParallel pipeline: training equivalence, buffers, comm, the trace.
+add_executable(test_parallel core/test_parallel.cc core/test_trace.cc)
+target_link_libraries(test_parallel PRIVATE dp_core GTest::gtest GTest::gtest_main dp_warnings
+                      nlohmann_json::nlohmann_json)
 gtest_discover_tests(test_parallel TEST_PREFIX "parallel." DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS "parallel")
 

@@ -11,6 +11,7 @@
 #include "autograd/node.h"
 #include "device/context.h"
 #include "device/cpu_parallel.h"
+#include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"
 
@@ -81,6 +82,7 @@ void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
     sum = std::move(g);
     return;
   }
+  trace::Span span("gradient sum");
   // In place only when nobody else can see `sum` (a node may hand one tensor to several
   // consumers) and the operands match elementwise.
   const bool sole = sum.impl_ptr().use_count() == 1 && sum.impl()->storage.use_count() == 1 &&
@@ -135,7 +137,10 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
           any = true;
         }
       }
-      if (any) outputs = node->apply(std::move(grads));
+      if (any) {
+        trace::Span span(node->name());
+        outputs = node->apply(std::move(grads));
+      }
       if (!task->retain_graph) node->release_saved();
     } catch (...) {
       std::lock_guard<std::mutex> lock(task->mu);
@@ -161,6 +166,7 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
 
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
               const BackwardOptions& options) {
+  trace::Span span("autograd backward");
   DP_CHECK(!roots.empty(), kInvalidArgument, "backward needs at least one tensor");
   DP_CHECK(grads.empty() || grads.size() == roots.size(), kInvalidArgument,
            "backward got " << roots.size() << " tensors but " << grads.size() << " gradients");

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "device/cpu_backend.h"
+#include "device/trace.h"
 #include "error.h"
 
 namespace dp {
@@ -57,6 +58,14 @@ Context::Context(const ContextOptions& options) : options_(options) {
 std::shared_ptr<Context> Context::create(const ContextOptions& options) {
   DP_CHECK(options.cpu_devices >= 0, kInvalidArgument,
            "cpu_devices = " << options.cpu_devices << " is negative");
+  // DP_TRACE=FILE: record a timeline from the first context on (see device/trace.h).
+  static const bool traced = [] {
+    const char* path = std::getenv("DP_TRACE");
+    if (!path || !*path) return false;
+    trace::start(path);
+    return true;
+  }();
+  (void)traced;
   ContextOptions opts = options;
   if (opts.cpu_devices == 0) opts.cpu_devices = default_cpu_devices();
   std::shared_ptr<Context> ctx(new Context(opts));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "device/context.h"
+#include "device/trace.h"
 #include "device/worker.h"
 
 namespace dp {
@@ -64,6 +65,7 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
       ctx.worker(Device{DeviceType::kCpu, owner[k]})
           .post([shared, k, run_slice, device = owner[k]] {
             if (!shared->claimed[k - 1].exchange(true, std::memory_order_acq_rel)) {
+              trace::Span span("shared slice");
               run_slice(*shared, k, device);
             }
           });

@@ -1,5 +1,7 @@
 #include "device/worker.h"
 
+#include "device/trace.h"
+
 #include <sched.h>
 
 #include <chrono>
@@ -106,6 +108,7 @@ Worker::Worker(std::string name, std::function<void()> on_start, std::function<v
                          on_stop = std::move(on_stop)]() mutable {
     thread_id_ = std::this_thread::get_id();
     tl_on_worker = true;
+    trace::name_thread(name_);
     try {
       if (on_start) on_start();
     } catch (...) {

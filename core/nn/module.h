@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "device/context.h"
+#include "device/trace.h"
 #include "tensor/tensor.h"
 
 namespace dp {
@@ -37,8 +38,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // on this thread while the device is idle (Context::run).
   template <class F>
   auto run_forward_on(Device device, F&& f) {
-    return runs_user_code() ? ctx_->run_on_thread(device, std::forward<F>(f))
-                            : ctx_->run(device, std::forward<F>(f));
+    auto traced = [&f] {
+      trace::Span span("module forward");
+      return f();
+    };
+    return runs_user_code() ? ctx_->run_on_thread(device, traced) : ctx_->run(device, traced);
   }
   // Whether forward calls user code: this module's own (see CallbackModule) or a child's.
   virtual bool runs_user_code() const;

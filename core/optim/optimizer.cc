@@ -4,6 +4,7 @@
 
 #include "device/context.h"
 #include "device/cpu_parallel.h"
+#include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"
 
@@ -39,6 +40,7 @@ constexpr int64_t kMinSlice = 1 << 14;
 }  // namespace
 
 void Optimizer::step() {
+  trace::Span span("optimizer step");
   ++steps_;
   if (params_.empty()) return;
   std::vector<size_t> active;
@@ -85,6 +87,7 @@ void Optimizer::step() {
   for (const auto& [key, work] : tasks) {
     const Device dev{static_cast<DeviceType>(key.first), key.second};
     group.submit(slot++, ctx->worker(dev), [this, &work = work, dev] {
+      trace::Span update_span("optimizer update");
       for (const Work& w : work) update(w.param, params_[w.param].grad(), dev, w.begin, w.end);
     });
   }

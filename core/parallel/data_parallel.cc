@@ -5,6 +5,7 @@
 
 #include "autograd/grad_mode.h"
 #include "device/context.h"
+#include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"
@@ -189,11 +190,13 @@ void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& repl
 
 std::vector<std::vector<Tensor>> DataParallel::forward_per_replica(
     const std::vector<Tensor>& inputs, const std::vector<bool>& broadcast) {
+  trace::Span span("data parallel forward");
   return run(inputs, broadcast);
 }
 
 std::vector<Tensor> DataParallel::forward(const std::vector<Tensor>& inputs,
                                           const std::vector<bool>& broadcast) {
+  trace::Span span("data parallel forward");
   auto outputs = run(inputs, broadcast);
   if (outputs.size() == 1 && last_devices_.size() == 1) return outputs[0];
   if (options_.no_gather) {

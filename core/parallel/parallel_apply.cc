@@ -1,6 +1,7 @@
 #include "parallel/parallel_apply.h"
 
 #include "device/context.h"
+#include "device/trace.h"
 #include "error.h"
 
 namespace dp::parallel {
@@ -33,8 +34,10 @@ std::vector<std::vector<Tensor>> parallel_apply(
   auto ctx = replicas[0]->context();
   TaskGroup group(replicas.size());
   for (size_t i = 0; i < replicas.size(); ++i) {
-    group.submit(i, ctx->worker(devices[i]),
-                 [&, i] { outputs[i] = replicas[i]->forward(inputs[i]); });
+    group.submit(i, ctx->worker(devices[i]), [&, i] {
+      trace::Span span("replica forward", static_cast<int64_t>(i));
+      outputs[i] = replicas[i]->forward(inputs[i]);
+    });
   }
   const auto& errors = group.wait();
   for (size_t i = 0; i < errors.size(); ++i) {

@@ -2,6 +2,24 @@
 
 namespace dp {
 
+const char* phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kScatter:
+      return "scatter";
+    case Phase::kReplicate:
+      return "replicate";
+    case Phase::kApply:
+      return "apply";
+    case Phase::kGather:
+      return "gather";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kReduce:
+      return "reduce";
+  }
+  return "phase";
+}
+
 double& PhaseStats::slot(PhaseTimes& t, Phase p) {
   switch (p) {
     case Phase::kScatter:

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "device/trace.h"
+
 namespace dp {
 
 struct PhaseTimes {
@@ -37,11 +39,15 @@ class PhaseStats {
   bool backward_started_ = false;
 };
 
-// Adds the time from construction to destruction to a phase (stats may be null).
+// The phase's name in a trace ("scatter", ...).
+const char* phase_name(Phase phase);
+
+// Adds the time from construction to destruction to a phase (stats may be null), and
+// records it as a span when tracing (see device/trace.h).
 class PhaseTimer {
  public:
   PhaseTimer(PhaseStats* stats, Phase phase)
-      : stats_(stats), phase_(phase), start_(PhaseStats::Clock::now()) {}
+      : stats_(stats), phase_(phase), start_(PhaseStats::Clock::now()), span_(phase_name(phase)) {}
   ~PhaseTimer() {
     if (stats_) {
       stats_->add(phase_, std::chrono::duration<double>(PhaseStats::Clock::now() - start_).count());
@@ -52,6 +58,7 @@ class PhaseTimer {
   PhaseStats* stats_;
   Phase phase_;
   PhaseStats::Clock::time_point start_;
+  trace::Span span_;
 };
 
 }  // namespace dp

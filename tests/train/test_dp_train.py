@@ -8,6 +8,7 @@ import os
 import signal
 import struct
 import subprocess
+import sys
 import time
 
 import pytest
@@ -137,6 +138,36 @@ def test_eval_only_agrees_with_pytorch_on_the_same_weights(dp_train, tmp_path):
     # dp-train prints 4 decimals; a few of 10,000 near-ties may round the other way.
     assert abs(ours["test_loss"] - loss) < 2e-4, (ours["test_loss"], loss)
     assert abs(ours["test_accuracy"] - accuracy) <= 3e-4, (ours["test_accuracy"], accuracy)
+
+
+def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_path):
+    trace = tmp_path / "trace.json"
+    env = dict(os.environ, DP_CPU_DEVICES="2", DP_TRACE=str(trace))
+    p = subprocess.run([dp_train, "--limit", "5120", "--epochs", "1", "--devices",
+                        "cpu:0,cpu:1", "--quiet"], capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    events = json.loads(trace.read_text())["traceEvents"]
+    threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert {"caller", "cpu:0", "cpu:1"} <= set(threads.values())
+    spans = [(threads[e["tid"]], e["name"]) for e in events if e["ph"] == "X"]
+    steps = spans.count(("caller", "optimizer step"))
+    assert steps == 5120 // 256
+    for device in ("cpu:0", "cpu:1"):  # 20 training and 10 evaluation forwards each
+        assert spans.count((device, "replica forward")) == steps + 10
+        assert spans.count((device, "LinearBackward")) == 3 * steps
+
+    summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
+    s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
+                       timeout=60)
+    assert s.returncode == 0, s.stderr
+    lines = s.stdout.splitlines()
+    assert lines[0].startswith(f"{steps - 6} steps after the first 6")
+    rows = {tuple(l.split()[:2]): l.split() for l in lines if l.startswith(("cpu:", "caller"))}
+    for device in ("cpu:0", "cpu:1"):
+        # One replica forward and three LinearBackward per step on each device.
+        assert float(rows[(device, "replica")][3]) == 1.0, rows[(device, "replica")]
+        assert float(rows[(device, "LinearBackward")][2]) == 3.0
 
 
 def test_plot_and_metrics_files_are_written(dp_train, tmp_path):

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Sums up a DP_TRACE timeline: where each thread's time went.
+
+    DP_TRACE=trace.json build/bin/dp-train --model mlp --epochs 1 --devices cpu:0,cpu:1
+    bench/trace_summary.py trace.json [--skip-steps N]
+
+For every thread (the caller, each device's worker) and span name: how many spans, their
+total time, and the mean per training step (a step is one "optimizer step" span on the
+caller; the first N steps and everything before them are skipped, default 5: warm-up).
+Spans nest (the caller's "apply" holds "scatter" ...); a worker's spans do not overlap
+one another except a "gradient sum" inside its autograd node, so a worker's busy time is
+the sum of its outermost spans. Ends with each worker's share of the wall time that was
+busy, and the caller's time per step outside any span (its own work between library
+calls: batch assembly, loss, bookkeeping).
+"""
+import argparse
+import collections
+import json
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("trace")
+    ap.add_argument("--skip-steps", type=int, default=5)
+    args = ap.parse_args()
+
+    with open(args.trace) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
+    spans = sorted((e for e in events if e["ph"] == "X"), key=lambda e: e["ts"])
+    steps = [e for e in spans if e["name"] == "optimizer step" and names[e["tid"]] == "caller"]
+    if len(steps) <= args.skip_steps + 1:
+        sys.exit(f"{args.trace}: {len(steps)} optimizer steps, need more than "
+                 f"{args.skip_steps + 1} (fewer --skip-steps, or a longer run)")
+    begin = steps[args.skip_steps]["ts"] + steps[args.skip_steps]["dur"]
+    end = steps[-1]["ts"] + steps[-1]["dur"]
+    n_steps = len(steps) - args.skip_steps - 1
+    wall = end - begin
+    window = [e for e in spans if e["ts"] >= begin and e["ts"] + e["dur"] <= end]
+
+    totals = collections.defaultdict(lambda: [0, 0.0])
+    for e in window:
+        t = totals[(names[e["tid"]], e["name"])]
+        t[0] += 1
+        t[1] += e["dur"]
+
+    # Outermost spans per thread: busy time.
+    busy = collections.defaultdict(float)
+    reach = {}
+    for e in window:
+        tid = e["tid"]
+        if e["ts"] >= reach.get(tid, -1.0):
+            busy[tid] += e["dur"]
+            reach[tid] = e["ts"] + e["dur"]
+        else:
+            reach[tid] = max(reach[tid], e["ts"] + e["dur"])
+
+    print(f"{n_steps} steps after the first {args.skip_steps + 1}, "
+          f"{wall / n_steps:.1f} us per step")
+    print(f"{'thread':<10} {'span':<26} {'count/step':>10} {'us/step':>9} {'us each':>9}")
+    for (thread, name), (count, total) in sorted(totals.items(),
+                                                 key=lambda kv: (kv[0][0], -kv[1][1])):
+        print(f"{thread:<10} {name:<26} {count / n_steps:>10.2f} {total / n_steps:>9.1f} "
+              f"{total / count:>9.1f}")
+    for tid, name in sorted(names.items()):
+        if tid not in busy:
+            continue
+        label = "busy" if name != "caller" else "in library calls"
+        print(f"{name:<10} {label}: {busy[tid] / n_steps:.1f} us per step "
+              f"({100 * busy[tid] / wall:.1f}% of the wall time)")
+        if name == "caller":
+            print(f"{name:<10} outside library calls: {(wall - busy[tid]) / n_steps:.1f} us per step")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+// DP_TRACE's timeline: one training step of the MLP over two CPU devices, written as a
+// Chrome trace, read back, and checked for who ran what and when.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "autograd/engine.h"
+#include "device/trace.h"
+#include "optim/optimizer.h"
+#include "parallel/data_parallel.h"
+#include "test_context.h"
+#include "test_models.h"
+
+namespace dp {
+namespace {
+
+struct Span {
+  std::string thread, name;
+  double begin, end;
+  int64_t arg;
+};
+
+std::vector<Span> read_trace(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::map<int, std::string> threads;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "M") threads[e.at("tid").get<int>()] = e.at("args").at("name");
+  }
+  std::vector<Span> spans;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    const double ts = e.at("ts").get<double>();
+    spans.push_back({threads.at(e.at("tid").get<int>()), e.at("name"), ts,
+                     ts + e.at("dur").get<double>(),
+                     e.contains("args") ? e.at("args").at("i").get<int64_t>() : -1});
+  }
+  return spans;
+}
+
+std::vector<Span> named(const std::vector<Span>& spans, const std::string& name) {
+  std::vector<Span> out;
+  for (const Span& s : spans) {
+    if (s.name == name) out.push_back(s);
+  }
+  return out;
+}
+
+bool inside(const Span& inner, const Span& outer) {
+  return inner.begin >= outer.begin && inner.end <= outer.end;
+}
+
+TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
+  const std::string path = ::testing::TempDir() + "dp_trace_test.json";
+  std::remove(path.c_str());
+  auto ctx = testing_util::cpu_context(2, /*seed=*/3);
+  auto model = testing_util::mlp(ctx);
+  DataParallel wrapper(model, {cpu(0), cpu(1)}, std::nullopt, 0, DataParallelOptions{});
+  Sgd opt(model->parameters(), SgdOptions{0.05, 0.9, 0, 0, false});
+  const auto batch = testing_util::make_batches(ctx, false, 1, 64)[0];
+  trace::name_thread("caller");
+
+  trace::start(path);
+  const Tensor out = wrapper.forward({batch.x})[0];
+  backward({ops::cross_entropy(out, batch.y)}, {});
+  opt.step();
+  ASSERT_TRUE(trace::stop());
+  EXPECT_FALSE(trace::stop()) << "a second stop has nothing to write";
+  EXPECT_FALSE(trace::enabled());
+
+  const auto spans = read_trace(path);
+  for (const Span& s : spans) EXPECT_LE(s.begin, s.end) << s.name;
+
+  // The caller: one forward holding the four stages in pipeline order.
+  const auto forward = named(spans, "data parallel forward");
+  ASSERT_EQ(forward.size(), 1u);
+  EXPECT_EQ(forward[0].thread, "caller");
+  double last = forward[0].begin;
+  for (const char* stage : {"scatter", "replicate", "apply", "gather"}) {
+    const auto s = named(spans, stage);
+    ASSERT_EQ(s.size(), 1u) << stage;
+    EXPECT_EQ(s[0].thread, "caller") << stage;
+    EXPECT_TRUE(inside(s[0], forward[0])) << stage;
+    EXPECT_GE(s[0].begin, last) << stage << " starts before the stage ahead of it ends";
+    last = s[0].end;
+  }
+
+  // Each replica's forward on its own device's worker, inside the caller's apply.
+  const auto apply = named(spans, "apply")[0];
+  const auto replicas = named(spans, "replica forward");
+  ASSERT_EQ(replicas.size(), 2u);
+  for (const Span& r : replicas) {
+    ASSERT_TRUE(r.arg == 0 || r.arg == 1);
+    EXPECT_EQ(r.thread, "cpu:" + std::to_string(r.arg));
+    EXPECT_TRUE(inside(r, apply)) << "replica " << r.arg;
+  }
+
+  // Backward: three Linear layers per replica, on both workers, inside the caller's call;
+  // the gradients of the two replicas are summed.
+  const auto autograd = named(spans, "autograd backward");
+  ASSERT_EQ(autograd.size(), 1u);
+  std::map<std::string, int> linear_backward;
+  for (const Span& s : named(spans, "LinearBackward")) {
+    ++linear_backward[s.thread];
+    EXPECT_TRUE(inside(s, autograd[0]));
+  }
+  EXPECT_EQ(linear_backward["cpu:0"], 3);
+  EXPECT_EQ(linear_backward["cpu:1"], 3);
+  EXPECT_EQ(named(spans, "gradient sum").size(), 6u) << "one per parameter";
+
+  // The optimizer: the caller's step, the updates on the workers within it.
+  const auto step = named(spans, "optimizer step");
+  ASSERT_EQ(step.size(), 1u);
+  EXPECT_EQ(step[0].thread, "caller");
+  const auto updates = named(spans, "optimizer update");
+  ASSERT_FALSE(updates.empty());
+  for (const Span& u : updates) {
+    EXPECT_NE(u.thread, "caller");
+    EXPECT_TRUE(inside(u, step[0]));
+  }
+}
+
+TEST(Trace, NothingIsRecordedWhenTracingIsOff) {
+  ASSERT_FALSE(trace::enabled());
+  EXPECT_FALSE(trace::stop());
+  { trace::Span span("never recorded"); }
+  const std::string path = ::testing::TempDir() + "dp_trace_off.json";
+  trace::start(path);
+  ASSERT_TRUE(trace::stop());
+  for (const Span& s : read_trace(path)) EXPECT_NE(s.name, "never recorded");
+}
+
+}  // namespace
+}  // namespace dp
