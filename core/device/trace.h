@@ -4,7 +4,8 @@
 // replica forwards, autograd nodes, gradient sums and optimizer updates on the workers),
 // and the process writes them to FILE at exit in the Chrome trace format (JSON; open it
 // in https://ui.perfetto.dev or chrome://tracing; bench/trace_summary.py sums it up).
-// Without DP_TRACE a span costs one relaxed atomic load.
+// Without DP_TRACE a span costs one relaxed atomic load. A CUDA device's work is
+// asynchronous: its worker's spans show when the work was issued, not when the GPU ran it.
 #pragma once
 
 #include <atomic>
