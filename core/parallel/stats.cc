@@ -2,40 +2,29 @@
 
 namespace dp {
 
+namespace {
+
+// Each phase's name (in a trace) and its field of PhaseTimes, in the order of Phase.
+struct PhaseInfo {
+  const char* name;
+  double PhaseTimes::*field;
+};
+constexpr PhaseInfo kPhases[] = {
+    {"scatter", &PhaseTimes::scatter},   {"replicate", &PhaseTimes::replicate},
+    {"apply", &PhaseTimes::apply},       {"gather", &PhaseTimes::gather},
+    {"backward", &PhaseTimes::backward}, {"reduce", &PhaseTimes::reduce},
+};
+static_assert(sizeof kPhases / sizeof kPhases[0] == static_cast<size_t>(Phase::kReduce) + 1,
+              "one entry per Phase");
+
+}  // namespace
+
 const char* phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::kScatter:
-      return "scatter";
-    case Phase::kReplicate:
-      return "replicate";
-    case Phase::kApply:
-      return "apply";
-    case Phase::kGather:
-      return "gather";
-    case Phase::kBackward:
-      return "backward";
-    case Phase::kReduce:
-      return "reduce";
-  }
-  return "phase";
+  return kPhases[static_cast<size_t>(phase)].name;
 }
 
 double& PhaseStats::slot(PhaseTimes& t, Phase p) {
-  switch (p) {
-    case Phase::kScatter:
-      return t.scatter;
-    case Phase::kReplicate:
-      return t.replicate;
-    case Phase::kApply:
-      return t.apply;
-    case Phase::kGather:
-      return t.gather;
-    case Phase::kBackward:
-      return t.backward;
-    case Phase::kReduce:
-      return t.reduce;
-  }
-  return t.scatter;
+  return t.*kPhases[static_cast<size_t>(p)].field;
 }
 
 void PhaseStats::begin_call() {

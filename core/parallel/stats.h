@@ -13,6 +13,7 @@ struct PhaseTimes {
   double scatter = 0, replicate = 0, apply = 0, gather = 0, backward = 0, reduce = 0;
 };
 
+// stats.cc names the phases and maps them to PhaseTimes in this order.
 enum class Phase { kScatter, kReplicate, kApply, kGather, kBackward, kReduce };
 
 class PhaseStats {
