@@ -224,7 +224,8 @@ bool same_shape(const KView& x, const KView& y) {
 bool same_or_apart(const KView& x, const KView& y) {
   const auto* xb = static_cast<const char*>(x.data);
   const auto* yb = static_cast<const char*>(y.data);
-  const int64_t xn = x.numel() * 4, yn = y.numel() * 4;
+  const int64_t xn = x.numel() * static_cast<int64_t>(dtype_size(x.dtype));
+  const int64_t yn = y.numel() * static_cast<int64_t>(dtype_size(y.dtype));
   return xb == yb || xb + xn <= yb || yb + yn <= xb;
 }
 
