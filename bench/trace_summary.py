@@ -6,12 +6,12 @@
 
 For every thread (the caller, each device's worker) and span name: how many spans, their
 total time, and the mean per training step (a step is one "optimizer step" span on the
-caller; the first N steps and everything before them are skipped, default 5: warm-up).
-Spans nest (the caller's "apply" holds "scatter" ...); a worker's spans do not overlap
-one another except a "gradient sum" inside its autograd node, so a worker's busy time is
-the sum of its outermost spans. Ends with each worker's share of the wall time that was
-busy, and the caller's time per step outside any span (its own work between library
-calls: batch assembly, loss, bookkeeping).
+caller). The window starts where step N+1 ends (default N = 5: warm-up) and stops where
+the last step ends. Spans nest (the caller's "data parallel forward" holds "scatter" ...
+"gather"; a worker's "BroadcastBackward" holds "reduce"), so a thread's busy time is the
+sum of its outermost spans. Ends with each worker's share of the wall time that was busy,
+and the caller's time per step outside any span (its own work between library calls:
+batch assembly, loss, bookkeeping).
 """
 import argparse
 import collections
