@@ -167,9 +167,11 @@ void softmax(const KView& x, int dim, bool log, const KView& out) {
       for (int64_t m = 0; m < mid; ++m) mx = std::max(mx, px[base + m * inner]);
       T sum = T(0);
       for (int64_t m = 0; m < mid; ++m) sum += std::exp(px[base + m * inner] - mx);
+      // Once per row: the compiler cannot hoist a call that may set errno.
+      const T log_sum = log ? std::log(sum) : T(0);
       for (int64_t m = 0; m < mid; ++m) {
         const T v = px[base + m * inner] - mx;
-        po[base + m * inner] = log ? v - std::log(sum) : std::exp(v) / sum;
+        po[base + m * inner] = log ? v - log_sum : std::exp(v) / sum;
       }
     }
   }
