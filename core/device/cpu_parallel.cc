@@ -14,14 +14,37 @@ namespace dp {
 
 namespace {
 
-// Shared by the caller and the offered tasks; a task that runs after the caller has
-// taken its slice back touches only `claimed`, so it outlives nothing it needs.
+// Chunks per CPU device: enough that a worker which starts late (asleep, or preempted)
+// still finds work left, and that one which starts early takes more than its share.
+constexpr int kChunksPerCpu = 4;
+
+// Shared by the caller and the offered tasks. A task that runs after every chunk was
+// claimed touches only `next`, so it outlives nothing it needs.
 struct Shared {
-  explicit Shared(int offered) : done(offered), claimed(offered), errors(offered) {}
-  Latch done;                              // counts slices 1..k finished, by anyone
-  std::vector<std::atomic<bool>> claimed;  // slice 1 + i started by somebody
+  explicit Shared(std::vector<int64_t> b)
+      : bounds(std::move(b)),
+        chunks(static_cast<int>(bounds.size()) - 1),
+        done(chunks),
+        errors(static_cast<size_t>(chunks)) {}
+  const std::vector<int64_t> bounds;
+  const int chunks;
+  std::atomic<int> next{1};  // the next unclaimed chunk; chunk 0 is the caller's
+  Latch done;                // counts chunks finished, by anyone
   std::vector<std::exception_ptr> errors;
 };
+
+// Runs chunk k, then claims and runs chunks until none is left.
+void run_chunks(Shared& s, int k, int device,
+                const std::function<void(int64_t, int64_t, int)>& fn) {
+  for (; k < s.chunks; k = s.next.fetch_add(1, std::memory_order_relaxed)) {
+    try {
+      fn(s.bounds[k], s.bounds[k + 1], device);
+    } catch (...) {
+      s.errors[k] = std::current_exception();
+    }
+    s.done.count_down();
+  }
+}
 
 }  // namespace
 
@@ -35,64 +58,36 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
                       const std::function<void(int64_t, int64_t, int)>& fn) {
   const int cpus = ctx.device_count(DeviceType::kCpu);
   const int64_t by_size = min_slice > 0 ? n / min_slice : n;
-  const int parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(cpus, by_size)));
-  if (parts == 1) {
+  const int chunks = static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(int64_t{cpus} * kChunksPerCpu, by_size)));
+  if (cpus == 1 || chunks == 1) {
     fn(0, n, self);
     return;
   }
-  const std::vector<int64_t> bounds = slice_bounds(n, parts, align);
-  // Slice 0 is the caller's; slice k > 0 goes to the k-th CPU device other than self.
-  std::vector<int> owner(parts);
-  owner[0] = self;
-  for (int k = 1, d = 0; k < parts; ++k, ++d) {
+  auto shared = std::make_shared<Shared>(slice_bounds(n, chunks, align));
+  // Offer to the other CPU devices, as many as there are chunks beyond the caller's.
+  // Offering is best effort: chunks nobody else claims, the caller runs.
+  const int helpers = std::min(cpus - 1, chunks - 1);
+  for (int h = 0, d = 0; h < helpers; ++h, ++d) {
     if (d == self) ++d;
-    owner[k] = d;
-  }
-  auto shared = std::make_shared<Shared>(parts - 1);
-  auto run_slice = [&fn, &bounds](Shared& s, int k, int device) {
     try {
-      fn(bounds[k], bounds[k + 1], device);
-    } catch (...) {
-      s.errors[k - 1] = std::current_exception();
-    }
-    s.done.count_down();
-  };
-  for (int k = 1; k < parts; ++k) {
-    // The task holds the state; it reaches fn only if it claims its slice, and then the
-    // caller is still waiting on `done`.
-    // Offering is best effort: a slice whose post failed is still unclaimed below.
-    try {
-      ctx.worker(Device{DeviceType::kCpu, owner[k]})
-          .post([shared, k, run_slice, device = owner[k]] {
-            if (!shared->claimed[k - 1].exchange(true, std::memory_order_acq_rel)) {
-              trace::Span span("shared slice");
-              run_slice(*shared, k, device);
-            }
-          });
+      // The task reaches fn only if it claims a chunk, and then the caller is still
+      // waiting on `done`.
+      ctx.worker(Device{DeviceType::kCpu, d}).post([shared, d, &fn] {
+        const int k = shared->next.fetch_add(1, std::memory_order_relaxed);
+        if (k < shared->chunks) {
+          trace::Span span("shared slice");
+          run_chunks(*shared, k, d, fn);
+        }
+      });
     } catch (...) {
     }
   }
-  std::exception_ptr first;
-  try {
-    fn(bounds[0], bounds[1], self);
-  } catch (...) {
-    first = std::current_exception();
-  }
-  for (int k = 1; k < parts; ++k) {
-    if (!shared->claimed[k - 1].exchange(true, std::memory_order_acq_rel)) {
-      run_slice(*shared, k, self);
-    }
-  }
+  run_chunks(*shared, 0, self, fn);
   shared->done.wait();
-  if (!first) {
-    for (const std::exception_ptr& e : shared->errors) {
-      if (e) {
-        first = e;
-        break;
-      }
-    }
+  for (const std::exception_ptr& e : shared->errors) {
+    if (e) std::rethrow_exception(e);
   }
-  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace dp
