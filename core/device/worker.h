@@ -53,6 +53,12 @@ class Worker {
   bool is_current() const {
     return std::this_thread::get_id() == thread_id_ || inline_owner() == this;
   }
+  // True while the worker's thread sleeps (it spun for DP_SPIN_US with nothing to do).
+  // Handing it work then costs a wake-up (tens of microseconds on a virtual machine), so
+  // long work is better run through run() on the caller's thread. While it spins, a
+  // hand-off costs about a microsecond, and long work the caller ran itself would leave
+  // that thread spinning beside it, taking a core the other workers may need.
+  bool asleep() const { return sleeping_.load(std::memory_order_relaxed); }
   // True on any worker's thread (a worker must not wait on another).
   static bool on_a_worker();
   const std::string& name() const { return name_; }
@@ -140,6 +146,9 @@ class TaskGroup {
   explicit TaskGroup(size_t n) : latch_(static_cast<int>(n)), errors_(n) {}
   // Task i on worker w. Exactly n tasks must be submitted before wait().
   void submit(size_t i, Worker& w, std::function<void()> f);
+  // Task i through w.run, now: on the calling thread while w is idle, else on w's thread
+  // with this call waiting for it. Submit the other tasks first, so they run meanwhile.
+  void run(size_t i, Worker& w, const std::function<void()>& f);
   // Waits for every task; errors()[i] is task i's exception or null.
   const std::vector<std::exception_ptr>& wait();
 

@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <algorithm>
 #include <map>
 
 #include "device/context.h"
@@ -59,37 +60,60 @@ void Optimizer::step() {
     prepare(i);
   }
 
-  // One task per worker: accelerator parameters on their device; CPU parameters sliced
-  // over every CPU device.
-  struct Work {
+  // Accelerator parameters: one task per device, on its worker. CPU parameters: laid end
+  // to end in one range of elements, which cpu_parallel_for shares out between the CPU
+  // workers (CPU devices share memory), started from CPU device 0: on this thread through
+  // Worker::run if that worker sleeps (see Worker::asleep), else on the worker.
+  std::map<std::pair<int, int>, std::vector<size_t>> device_tasks;
+  struct CpuParam {
     size_t param;
-    int64_t begin, end;
+    int64_t start;  // in the range
   };
-  std::map<std::pair<int, int>, std::vector<Work>> tasks;
-  const int cpus = ctx->device_count(DeviceType::kCpu);
+  std::vector<CpuParam> cpu_params;
+  int64_t cpu_elements = 0;
   for (size_t i : active) {
-    const Tensor& p = params_[i];
-    const Device d = p.device();
-    const int64_t n = p.numel();
-    if (d.is_cpu() && cpus > 1 && n >= kMinSlice * 2) {
-      const int parts = static_cast<int>(std::min<int64_t>(cpus, n / kMinSlice));
-      // Slices start on 64-byte boundaries (of float32) so no two cores write one line.
-      const std::vector<int64_t> bounds = slice_bounds(n, parts, 16);
-      for (int k = 0; k < parts; ++k) {
-        tasks[{static_cast<int>(DeviceType::kCpu), k}].push_back({i, bounds[k], bounds[k + 1]});
-      }
+    const Device d = params_[i].device();
+    if (d.is_cpu()) {
+      // Each parameter starts a new 64-byte line of float32 in the range, so chunks that
+      // start on a multiple of 16 elements never share a line.
+      cpu_elements = (cpu_elements + 15) / 16 * 16;
+      cpu_params.push_back({i, cpu_elements});
+      cpu_elements += params_[i].numel();
     } else {
-      tasks[{static_cast<int>(d.type), d.index}].push_back({i, 0, n});
+      device_tasks[{static_cast<int>(d.type), d.index}].push_back(i);
     }
   }
-  TaskGroup group(tasks.size());
+  TaskGroup group(device_tasks.size() + (cpu_params.empty() ? 0 : 1));
   size_t slot = 0;
-  for (const auto& [key, work] : tasks) {
+  for (const auto& [key, list] : device_tasks) {
     const Device dev{static_cast<DeviceType>(key.first), key.second};
-    group.submit(slot++, ctx->worker(dev), [this, &work = work, dev] {
+    group.submit(slot++, ctx->worker(dev), [this, &list = list, dev] {
       trace::Span update_span("optimizer update");
-      for (const Work& w : work) update(w.param, params_[w.param].grad(), dev, w.begin, w.end);
+      for (size_t i : list) update(i, params_[i].grad(), dev, 0, params_[i].numel());
     });
+  }
+  if (!cpu_params.empty()) {
+    const auto update_range = [&](int64_t begin, int64_t end, int cpu) {
+      trace::Span update_span("optimizer update");
+      // The first parameter that ends after `begin`.
+      auto it = std::upper_bound(cpu_params.begin(), cpu_params.end(), begin,
+                                 [](int64_t b, const CpuParam& c) { return b < c.start; });
+      if (it != cpu_params.begin()) --it;
+      for (; it != cpu_params.end() && it->start < end; ++it) {
+        const int64_t numel = params_[it->param].numel();
+        const int64_t lo = std::max(begin, it->start) - it->start;
+        const int64_t hi = std::min(end, it->start + numel) - it->start;
+        if (lo < hi)
+          update(it->param, params_[it->param].grad(), Device{DeviceType::kCpu, cpu}, lo, hi);
+      }
+    };
+    Worker& cpu0 = ctx->worker(Device{DeviceType::kCpu, 0});
+    auto share_out = [&] { cpu_parallel_for(*ctx, 0, cpu_elements, kMinSlice, 16, update_range); };
+    if (cpu0.asleep()) {
+      group.run(slot++, cpu0, share_out);
+    } else {
+      group.submit(slot++, cpu0, share_out);
+    }
   }
   for (const auto& e : group.wait()) {
     if (e) std::rethrow_exception(e);

@@ -1,5 +1,6 @@
-// DP_TRACE's timeline: one training step of the MLP over two CPU devices, written as a
-// Chrome trace, read back, and checked for who ran what and when.
+// DP_TRACE's timeline: one training step of the MLP over two CPU devices, and one on a
+// single device, written as a Chrome trace, read back, and checked for who ran what and
+// when.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -115,16 +116,47 @@ TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
   EXPECT_EQ(linear_backward["cpu:1"], 3);
   EXPECT_EQ(named(spans, "gradient sum").size(), 6u) << "one per parameter";
 
-  // The optimizer: the caller's step, the updates on the workers within it.
+  // The optimizer: the caller's step, the updates within it, on the workers or on the
+  // caller (which runs CPU device 0's share while that worker is idle).
   const auto step = named(spans, "optimizer step");
   ASSERT_EQ(step.size(), 1u);
   EXPECT_EQ(step[0].thread, "caller");
   const auto updates = named(spans, "optimizer update");
   ASSERT_FALSE(updates.empty());
   for (const Span& u : updates) {
-    EXPECT_NE(u.thread, "caller");
+    EXPECT_TRUE(u.thread == "caller" || u.thread == "cpu:0" || u.thread == "cpu:1") << u.thread;
     EXPECT_TRUE(inside(u, step[0]));
   }
+}
+
+TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateShareOnTheCaller) {
+  const std::string path = ::testing::TempDir() + "dp_trace_one_device.json";
+  std::remove(path.c_str());
+  auto ctx = testing_util::cpu_context(2, /*seed=*/3);
+  auto model = testing_util::mlp(ctx);
+  Sgd opt(model->parameters(), SgdOptions{0.05, 0.9, 0, 0, false});
+  const auto batch = testing_util::make_batches(ctx, false, 1, 64)[0];
+  trace::name_thread("caller");
+
+  trace::start(path);
+  const Tensor out = model->forward({batch.x})[0];
+  backward({ops::cross_entropy(out, batch.y)}, {});
+  opt.step();
+  ASSERT_TRUE(trace::stop());
+
+  const auto spans = read_trace(path);
+  // Every node of the graph is on cpu:0, which is idle: the caller runs them all.
+  const auto linear = named(spans, "LinearBackward");
+  EXPECT_EQ(linear.size(), 3u);
+  const auto accumulate = named(spans, "AccumulateGrad");
+  EXPECT_EQ(accumulate.size(), model->parameters().size());
+  for (const auto* list : {&linear, &accumulate}) {
+    for (const Span& s : *list) EXPECT_EQ(s.thread, "caller") << s.name;
+  }
+  // The optimizer's first chunk runs on the caller too, as cpu:0.
+  bool caller_updated = false;
+  for (const Span& u : named(spans, "optimizer update")) caller_updated |= u.thread == "caller";
+  EXPECT_TRUE(caller_updated);
 }
 
 TEST(Trace, NothingIsRecordedWhenTracingIsOff) {
