@@ -21,15 +21,16 @@ constexpr int kChunksPerCpu = 4;
 // Shared by the caller and the offered tasks. A task that runs after every chunk was
 // claimed touches only `next`, so it outlives nothing it needs.
 struct Shared {
-  explicit Shared(std::vector<int64_t> b)
+  Shared(std::vector<int64_t> b, int first_offered)
       : bounds(std::move(b)),
         chunks(static_cast<int>(bounds.size()) - 1),
+        next(first_offered),
         done(chunks),
         errors(static_cast<size_t>(chunks)) {}
   const std::vector<int64_t> bounds;
   const int chunks;
-  std::atomic<int> next{1};  // the next unclaimed chunk; chunk 0 is the caller's
-  Latch done;                // counts chunks finished, by anyone
+  std::atomic<int> next;  // the next unclaimed chunk (chunk 0 is a worker caller's own)
+  Latch done;             // counts chunks finished, by anyone
   std::vector<std::exception_ptr> errors;
 };
 
@@ -60,14 +61,17 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
   const int64_t by_size = min_slice > 0 ? n / min_slice : n;
   const int chunks = static_cast<int>(
       std::max<int64_t>(1, std::min<int64_t>(int64_t{cpus} * kChunksPerCpu, by_size)));
-  if (cpus == 1 || chunks == 1) {
+  const bool on_a_worker = self != kNotOnACpuWorker;
+  if (on_a_worker && (cpus == 1 || chunks == 1)) {
     fn(0, n, self);
     return;
   }
-  auto shared = std::make_shared<Shared>(slice_bounds(n, chunks, align));
-  // Offer to the other CPU devices, as many as there are chunks beyond the caller's.
-  // Offering is best effort: chunks nobody else claims, the caller runs.
-  const int helpers = std::min(cpus - 1, chunks - 1);
+  auto shared = std::make_shared<Shared>(slice_bounds(n, chunks, align), on_a_worker ? 1 : 0);
+  // Offer to the other CPU devices (to all of them from outside), as many as there are
+  // chunks beyond the caller's. Offering is best effort: chunks nobody else claims, a
+  // worker caller runs; from outside, a failed offer is an error.
+  const int helpers = std::min(on_a_worker ? cpus - 1 : cpus, on_a_worker ? chunks - 1 : chunks);
+  int offered = 0;
   for (int h = 0, d = 0; h < helpers; ++h, ++d) {
     if (d == self) ++d;
     try {
@@ -80,10 +84,12 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
           run_chunks(*shared, k, d, fn);
         }
       });
+      ++offered;
     } catch (...) {
+      if (!on_a_worker && offered == 0) throw;
     }
   }
-  run_chunks(*shared, 0, self, fn);
+  if (on_a_worker) run_chunks(*shared, 0, self, fn);
   shared->done.wait();
   for (const std::exception_ptr& e : shared->errors) {
     if (e) std::rethrow_exception(e);

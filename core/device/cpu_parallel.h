@@ -25,6 +25,10 @@ std::vector<int64_t> slice_bounds(int64_t n, int parts, int64_t align);
 // worker that is busy, or slow to wake, leaves its chunks to the others), and a worker
 // calling it cannot deadlock with another. Rethrows the exception of the lowest chunk
 // that failed, after every chunk has finished.
+//
+// With self = kNotOnACpuWorker (a thread that is no CPU worker, such as the user's), every
+// CPU worker is offered chunks and the caller only waits for them.
+constexpr int kNotOnACpuWorker = -1;
 void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int64_t align,
                       const std::function<void(int64_t, int64_t, int)>& fn);
 

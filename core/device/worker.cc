@@ -185,15 +185,6 @@ void TaskGroup::submit(size_t i, Worker& w, std::function<void()> f) {
   });
 }
 
-void TaskGroup::run(size_t i, Worker& w, const std::function<void()>& f) {
-  try {
-    w.run(f);
-  } catch (...) {
-    errors_[i] = std::current_exception();
-  }
-  latch_.count_down();
-}
-
 const std::vector<std::exception_ptr>& TaskGroup::wait() {
   latch_.wait();
   return errors_;

@@ -146,9 +146,6 @@ class TaskGroup {
   explicit TaskGroup(size_t n) : latch_(static_cast<int>(n)), errors_(n) {}
   // Task i on worker w. Exactly n tasks must be submitted before wait().
   void submit(size_t i, Worker& w, std::function<void()> f);
-  // Task i through w.run, now: on the calling thread while w is idle, else on w's thread
-  // with this call waiting for it. Submit the other tasks first, so they run meanwhile.
-  void run(size_t i, Worker& w, const std::function<void()>& f);
   // Waits for every task; errors()[i] is task i's exception or null.
   const std::vector<std::exception_ptr>& wait();
 

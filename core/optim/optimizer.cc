@@ -62,8 +62,7 @@ void Optimizer::step() {
 
   // Accelerator parameters: one task per device, on its worker. CPU parameters: laid end
   // to end in one range of elements, which cpu_parallel_for shares out between the CPU
-  // workers (CPU devices share memory), started from CPU device 0: on this thread through
-  // Worker::run if that worker sleeps (see Worker::asleep), else on the worker.
+  // workers (CPU devices share memory).
   std::map<std::pair<int, int>, std::vector<size_t>> device_tasks;
   struct CpuParam {
     size_t param;
@@ -83,7 +82,7 @@ void Optimizer::step() {
       device_tasks[{static_cast<int>(d.type), d.index}].push_back(i);
     }
   }
-  TaskGroup group(device_tasks.size() + (cpu_params.empty() ? 0 : 1));
+  TaskGroup group(device_tasks.size());
   size_t slot = 0;
   for (const auto& [key, list] : device_tasks) {
     const Device dev{static_cast<DeviceType>(key.first), key.second};
@@ -92,6 +91,7 @@ void Optimizer::step() {
       for (size_t i : list) update(i, params_[i].grad(), dev, 0, params_[i].numel());
     });
   }
+  std::exception_ptr cpu_error;
   if (!cpu_params.empty()) {
     const auto update_range = [&](int64_t begin, int64_t end, int cpu) {
       trace::Span update_span("optimizer update");
@@ -107,13 +107,22 @@ void Optimizer::step() {
           update(it->param, params_[it->param].grad(), Device{DeviceType::kCpu, cpu}, lo, hi);
       }
     };
+    // CPU device 0's worker asleep (it sat out a long single-device step): this thread
+    // runs as that device, sparing the wake-up. Else the workers take the chunks.
     Worker& cpu0 = ctx->worker(Device{DeviceType::kCpu, 0});
-    auto share_out = [&] { cpu_parallel_for(*ctx, 0, cpu_elements, kMinSlice, 16, update_range); };
-    if (cpu0.asleep()) {
-      group.run(slot++, cpu0, share_out);
-    } else {
-      group.submit(slot++, cpu0, share_out);
+    try {
+      if (cpu0.asleep()) {
+        cpu0.run([&] { cpu_parallel_for(*ctx, 0, cpu_elements, kMinSlice, 16, update_range); });
+      } else {
+        cpu_parallel_for(*ctx, kNotOnACpuWorker, cpu_elements, kMinSlice, 16, update_range);
+      }
+    } catch (...) {
+      cpu_error = std::current_exception();
     }
+  }
+  if (cpu_error) {
+    group.wait();  // the accelerators' tasks are joined before the error goes up
+    std::rethrow_exception(cpu_error);
   }
   for (const auto& e : group.wait()) {
     if (e) std::rethrow_exception(e);

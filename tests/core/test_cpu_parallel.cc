@@ -105,6 +105,30 @@ TEST(CpuParallelFor, SmallRangesStayOnTheCaller) {
   EXPECT_EQ(s[0].device, 0);
 }
 
+TEST(CpuParallelFor, FromOutsideTheWorkersEveryChunkRunsOnAWorker) {
+  auto ctx = make_ctx(2);
+  std::mutex mu;
+  std::vector<Slice> s;
+  cpu_parallel_for(*ctx, kNotOnACpuWorker, 9000, 1000, 16, [&](int64_t b, int64_t e, int device) {
+    std::lock_guard<std::mutex> lock(mu);
+    s.push_back({b, e, device, std::this_thread::get_id()});
+  });
+  std::sort(s.begin(), s.end(), [](const Slice& x, const Slice& y) { return x.begin < y.begin; });
+  ASSERT_EQ(s.size(), 8u);
+  expect_cover(s, 9000, 16);
+  std::map<std::thread::id, std::set<int>> devices_of;
+  for (const Slice& x : s) {
+    EXPECT_NE(x.thread, std::this_thread::get_id());
+    devices_of[x.thread].insert(x.device);
+  }
+  for (const auto& [thread, d] : devices_of) EXPECT_EQ(d.size(), 1u);
+  // A single chunk too goes to a worker.
+  std::thread::id ran_on;
+  cpu_parallel_for(*ctx, kNotOnACpuWorker, 10, 1000, 16,
+                   [&](int64_t, int64_t, int) { ran_on = std::this_thread::get_id(); });
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
 TEST(CpuParallelFor, ChunksABusyWorkerHasNotStartedRunOnTheCaller) {
   auto ctx = make_ctx(2);
   Worker& busy = ctx->worker(Device{DeviceType::kCpu, 1});
