@@ -1,9 +1,11 @@
 #include "autograd/engine.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "autograd/function.h"
@@ -41,12 +43,24 @@ struct GraphTask {
   std::map<DeviceKey, bool> draining;
   int outstanding = 0;  // nodes queued or running
   std::exception_ptr error;
+  // The CPU device whose nodes the calling thread runs itself, through Worker::run (so on
+  // its own thread while the device is idle). It stays marked as draining: enqueue never
+  // posts a drain for it, and signals the caller instead.
+  std::optional<DeviceKey> caller_key;
+  // Bumped, under mu, whenever the caller may have something to do: a node queued on its
+  // device, or the graph finished. The caller spins on it before it sleeps on done_cv.
+  std::atomic<uint64_t> signals{0};
 
   bool finished() const {
     for (const auto& [k, active] : draining) {
-      if (active) return false;
+      if (active && k != caller_key) return false;
     }
     return error || outstanding == 0;
+  }
+  // Caller holds mu.
+  void signal_caller() {
+    signals.fetch_add(1, std::memory_order_release);
+    done_cv.notify_all();
   }
 };
 
@@ -58,6 +72,10 @@ void enqueue(const std::shared_ptr<GraphTask>& task, const std::shared_ptr<Node>
   const DeviceKey key = key_of(dev);
   task->ready[key].push_back(node);
   ++task->outstanding;
+  if (key == task->caller_key) {
+    task->signal_caller();
+    return;
+  }
   if (!task->draining[key]) {
     task->draining[key] = true;
     task->ctx->worker(dev).post([task, dev] { drain(task, dev); });
@@ -114,8 +132,8 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
       std::lock_guard<std::mutex> lock(task->mu);
       auto& queue = task->ready[key];
       if (task->error || queue.empty()) {
-        task->draining[key] = false;
-        if (task->finished()) task->done_cv.notify_all();
+        if (key != task->caller_key) task->draining[key] = false;
+        if (task->finished()) task->signal_caller();
         return;
       }
       node = std::move(queue.front());
@@ -210,9 +228,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
     root_grads.push_back(std::move(g));
   }
 
-  // Count the gradients each reachable node waits for, and whether every node is on one
-  // device.
-  bool one_device = true;
+  // Count the gradients each reachable node waits for.
   {
     std::vector<Node*> stack;
     std::unordered_map<Node*, bool> seen;
@@ -222,11 +238,9 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
         stack.push_back(e.fn.get());
       }
     }
-    const Device first = root_edges[0].fn->device();
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
-      one_device = one_device && n->device() == first;
       for (const Edge& e : n->next_edges()) {
         if (!e.valid()) continue;
         ++task->dependencies[e.fn.get()];
@@ -238,21 +252,23 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
     }
   }
 
-  // A graph on one CPU device whose worker sleeps runs through Worker::run, so on the
-  // caller's thread (as a single-device forward does): that saves waking the worker, and
-  // then the caller, tens of microseconds each on a virtual machine.
-  const Device inline_device = root_edges[0].fn->device();
-  const bool run_inline =
-      one_device && inline_device.is_cpu() && task->ctx->worker(inline_device).asleep();
+  // The first root's device, if a CPU device, is the caller's: its nodes run on this
+  // thread while its worker is idle (through Worker::run, as a single-device forward
+  // does), and the caller waits only for the other devices. With one device, a training
+  // step then hands nothing to a worker; with DataParallel, the caller goes on working as
+  // replica 0's device (see parallel_apply), and that device's worker sleeps instead of
+  // spinning beside it.
+  const Device caller_device = root_edges[0].fn->device();
+  if (caller_device.is_cpu()) {
+    task->caller_key = key_of(caller_device);
+    task->draining[*task->caller_key] = true;
+  }
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(task->mu);
     for (size_t i = 0; i < root_edges.size(); ++i) {
       add_input(*task, root_edges[i].fn.get(), root_edges[i].input_nr, std::move(root_grads[i]));
     }
-    // With run_inline, the device counts as draining from the start, so enqueue queues
-    // the roots without posting a drain.
-    if (run_inline) task->draining[key_of(inline_device)] = true;
     std::unordered_map<Node*, bool> queued;
     for (const Edge& e : root_edges) {
       if (task->dependencies[e.fn.get()] == 0 && !queued[e.fn.get()]) {
@@ -260,12 +276,29 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
         enqueue(task, e.fn);
       }
     }
-    if (run_inline) {
-      lock.unlock();
-      task->ctx->worker(inline_device).run([&] { drain(task, inline_device); });
-      lock.lock();
+    if (task->caller_key) {
+      Worker& worker = task->ctx->worker(caller_device);
+      for (;;) {
+        const uint64_t seen = task->signals.load(std::memory_order_acquire);
+        const bool work = !task->error && !task->ready[*task->caller_key].empty();
+        if (!work && task->finished()) break;
+        lock.unlock();
+        if (work) {
+          worker.run([&] { drain(task, caller_device); });
+        } else {
+          // The other devices are still at work: spin a while (they usually finish
+          // within microseconds of the caller), then sleep.
+          spin_until([&] { return task->signals.load(std::memory_order_acquire) != seen; });
+        }
+        lock.lock();
+        if (!work) {
+          task->done_cv.wait(lock,
+                             [&] { return task->signals.load(std::memory_order_relaxed) != seen; });
+        }
+      }
+    } else {
+      task->done_cv.wait(lock, [&] { return task->finished(); });
     }
-    task->done_cv.wait(lock, [&] { return task->finished(); });
     // Take the error out: a drain's copy of the task may be destroyed on its worker a
     // moment later, and must not be the one that releases the exception.
     error = std::move(task->error);

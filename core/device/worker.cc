@@ -32,7 +32,7 @@ thread_local bool tl_on_worker = false;  // set on every worker's thread
 
 // Spins until ready() or the spin budget is spent; true if ready.
 template <class Ready>
-bool spin_until(Ready&& ready) {
+bool spin_until_ready(Ready&& ready) {
   const int budget = spin_microseconds();
   if (budget == 0) return ready();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(budget);
@@ -51,6 +51,10 @@ bool spin_until(Ready&& ready) {
 
 }  // namespace
 
+bool spin_until(const std::function<bool()>& ready) {
+  return spin_until_ready(ready);
+}
+
 void Latch::count_down() {
   if (count_.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
       sleeping_.load(std::memory_order_seq_cst)) {
@@ -61,7 +65,7 @@ void Latch::count_down() {
 }
 
 void Latch::wait() {
-  if (!spin_until([this] { return count_.load(std::memory_order_acquire) == 0; })) {
+  if (!spin_until_ready([this] { return count_.load(std::memory_order_acquire) == 0; })) {
     std::unique_lock<std::mutex> lock(mu_);
     sleeping_.store(true, std::memory_order_seq_cst);
     cv_.wait(lock, [this] { return count_.load(std::memory_order_acquire) == 0; });
@@ -148,7 +152,7 @@ void Worker::post(Task task) {
 
 void Worker::loop(std::function<void()> on_stop) {
   for (;;) {
-    spin_until([this] { return queued_.load(std::memory_order_acquire) > 0; });
+    spin_until_ready([this] { return queued_.load(std::memory_order_acquire) > 0; });
     // Execution lock first (an inline caller may hold it), then the queue.
     std::unique_lock<std::mutex> exec(exec_mu_);
     Task task;
@@ -183,6 +187,15 @@ void TaskGroup::submit(size_t i, Worker& w, std::function<void()> f) {
     }
     latch_.count_down();
   });
+}
+
+void TaskGroup::run(size_t i, Worker& w, const std::function<void()>& f) {
+  try {
+    w.run(f);
+  } catch (...) {
+    errors_[i] = std::current_exception();
+  }
+  latch_.count_down();
 }
 
 const std::vector<std::exception_ptr>& TaskGroup::wait() {

@@ -139,6 +139,11 @@ class Latch {
 // first few microseconds. 0 makes every wait sleep at once.
 int spin_microseconds();
 
+// Spins like a waiting Latch (yielding the core after the first few microseconds) until
+// ready() or the DP_SPIN_US budget is spent; returns ready(). For a waiter that sleeps
+// afterwards.
+bool spin_until(const std::function<bool()>& ready);
+
 // Runs tasks on several workers at once and waits for all of them. Every task is joined
 // even when some fail; wait() returns the exceptions by task index.
 class TaskGroup {
@@ -146,6 +151,9 @@ class TaskGroup {
   explicit TaskGroup(size_t n) : latch_(static_cast<int>(n)), errors_(n) {}
   // Task i on worker w. Exactly n tasks must be submitted before wait().
   void submit(size_t i, Worker& w, std::function<void()> f);
+  // Task i through w.run, now: on the calling thread while w is idle, else on w's thread
+  // with this call waiting for it. Submit the other tasks first, so they run meanwhile.
+  void run(size_t i, Worker& w, const std::function<void()>& f);
   // Waits for every task; errors()[i] is task i's exception or null.
   const std::vector<std::exception_ptr>& wait();
 

@@ -32,13 +32,21 @@ std::vector<std::vector<Tensor>> parallel_apply(
     }
   }
   auto ctx = replicas[0]->context();
+  auto run_replica = [&](size_t i) {
+    trace::Span span("replica forward", static_cast<int64_t>(i));
+    outputs[i] = replicas[i]->forward(inputs[i]);
+  };
+  // Replica 0 on a CPU device, holding no user code, runs last and through Worker::run:
+  // on this thread while its worker is idle, as a single-device forward does. The caller
+  // then works as that device in the forward, the backward (autograd::backward drains
+  // the loss's device on the caller) and the optimizer step, and the device's worker
+  // sleeps instead of spinning beside it: two busy threads on two cores, not three.
+  const bool first_here = devices[0].is_cpu() && !replicas[0]->runs_user_code();
   TaskGroup group(replicas.size());
-  for (size_t i = 0; i < replicas.size(); ++i) {
-    group.submit(i, ctx->worker(devices[i]), [&, i] {
-      trace::Span span("replica forward", static_cast<int64_t>(i));
-      outputs[i] = replicas[i]->forward(inputs[i]);
-    });
+  for (size_t i = first_here ? 1 : 0; i < replicas.size(); ++i) {
+    group.submit(i, ctx->worker(devices[i]), [&run_replica, i] { run_replica(i); });
   }
+  if (first_here) group.run(0, ctx->worker(devices[0]), [&run_replica] { run_replica(0); });
   const auto& errors = group.wait();
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;

@@ -93,18 +93,20 @@ TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
     last = s[0].end;
   }
 
-  // Each replica's forward on its own device's worker, inside the caller's apply.
+  // Each replica's forward inside the caller's apply: replica 1 on cpu:1's worker, and
+  // replica 0 on the caller itself, working as cpu:0 (whose worker is idle).
   const auto apply = named(spans, "apply")[0];
   const auto replicas = named(spans, "replica forward");
   ASSERT_EQ(replicas.size(), 2u);
   for (const Span& r : replicas) {
     ASSERT_TRUE(r.arg == 0 || r.arg == 1);
-    EXPECT_EQ(r.thread, "cpu:" + std::to_string(r.arg));
+    EXPECT_EQ(r.thread, r.arg == 0 ? "caller" : "cpu:1");
     EXPECT_TRUE(inside(r, apply)) << "replica " << r.arg;
   }
 
-  // Backward: three Linear layers per replica, on both workers, inside the caller's call;
-  // the gradients of the two replicas are summed.
+  // Backward: three Linear layers per replica, replica 0's on the caller (cpu:0 being the
+  // loss's device) and replica 1's on cpu:1, inside the caller's call; the gradients of
+  // the two replicas are summed.
   const auto autograd = named(spans, "autograd backward");
   ASSERT_EQ(autograd.size(), 1u);
   std::map<std::string, int> linear_backward;
@@ -112,7 +114,7 @@ TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
     ++linear_backward[s.thread];
     EXPECT_TRUE(inside(s, autograd[0]));
   }
-  EXPECT_EQ(linear_backward["cpu:0"], 3);
+  EXPECT_EQ(linear_backward["caller"], 3);
   EXPECT_EQ(linear_backward["cpu:1"], 3);
   EXPECT_EQ(named(spans, "gradient sum").size(), 6u) << "one per parameter";
 
@@ -129,7 +131,7 @@ TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
   }
 }
 
-TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateShareOnTheCaller) {
+TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateChunkOnTheCaller) {
   const std::string path = ::testing::TempDir() + "dp_trace_one_device.json";
   std::remove(path.c_str());
   auto ctx = testing_util::cpu_context(2, /*seed=*/3);

@@ -149,13 +149,15 @@ def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_p
     assert p.returncode == 0, p.stderr
     events = json.loads(trace.read_text())["traceEvents"]
     threads = {e["tid"]: e["args"]["name"] for e in events if e["ph"] == "M"}
-    assert {"caller", "cpu:0", "cpu:1"} <= set(threads.values())
+    # cpu:0's work runs on the caller while that worker is idle (see docs/threading.md),
+    # so its replica shows on the caller's row, or on cpu:0's when it was busy.
+    assert {"caller", "cpu:1"} <= set(threads.values())
     spans = [(threads[e["tid"]], e["name"]) for e in events if e["ph"] == "X"]
     steps = spans.count(("caller", "optimizer step"))
     assert steps == 5120 // 256
-    for device in ("cpu:0", "cpu:1"):  # 20 training and 10 evaluation forwards each
-        assert spans.count((device, "replica forward")) == steps + 10
-        assert spans.count((device, "LinearBackward")) == 3 * steps
+    for rows in (("caller", "cpu:0"), ("cpu:1",)):  # 20 training, 10 evaluation forwards
+        assert sum(spans.count((r, "replica forward")) for r in rows) == steps + 10
+        assert sum(spans.count((r, "LinearBackward")) for r in rows) == 3 * steps
 
     summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
     s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
@@ -164,10 +166,13 @@ def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_p
     lines = s.stdout.splitlines()
     assert lines[0].startswith(f"{steps - 6} steps after the first 6")
     rows = {tuple(l.split()[:2]): l.split() for l in lines if l.startswith(("cpu:", "caller"))}
-    for device in ("cpu:0", "cpu:1"):
-        # One replica forward and three LinearBackward per step on each device.
-        assert float(rows[(device, "replica")][3]) == 1.0, rows[(device, "replica")]
-        assert float(rows[(device, "LinearBackward")][2]) == 3.0
+    # One replica forward and three LinearBackward per step on cpu:1, and the same for
+    # cpu:0 on the caller's row and cpu:0's together.
+    def per_step(row_names, span, column):
+        return sum(float(rows[(r, span)][column]) for r in row_names if (r, span) in rows)
+    for row_names in (("caller", "cpu:0"), ("cpu:1",)):
+        assert abs(per_step(row_names, "replica", 3) - 1.0) < 0.015, rows
+        assert abs(per_step(row_names, "LinearBackward", 2) - 3.0) < 0.015, rows
 
 
 def test_plot_and_metrics_files_are_written(dp_train, tmp_path):
