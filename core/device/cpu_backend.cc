@@ -291,12 +291,26 @@ void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bi
 
 void CpuBackend::softmax(int dev, const KView& x, int dim, bool log, const KView& out) {
   if (f32(out) && !log && dnnl_cpu::softmax(dnnl(dev), x, dim, log, out)) return;
+  if (f32(out) && log && dim == x.ndim - 1) {
+    const int64_t cols = x.shape[dim];
+    if (cols > 0)
+      cpu_loops::log_softmax_rows(x.as<float>(), out.as<float>(), x.numel() / cols, cols);
+    return;
+  }
   by_float(out, "softmax", [&](auto t) { ref::softmax<decltype(t)>(x, dim, log, out); });
 }
 
 void CpuBackend::softmax_backward(int dev, const KView& gy, const KView& y, int dim, bool log,
                                   const KView& gx) {
   if (f32(gx) && !log && dnnl_cpu::softmax_backward(dnnl(dev), gy, y, dim, log, gx)) return;
+  if (f32(gx) && log && dim == y.ndim - 1 && gx.data != gy.data && gx.data != y.data) {
+    const int64_t cols = y.shape[dim];
+    if (cols > 0) {
+      cpu_loops::log_softmax_backward_rows(gy.as<float>(), y.as<float>(), gx.as<float>(),
+                                           y.numel() / cols, cols);
+    }
+    return;
+  }
   by_float(gx, "softmax backward",
            [&](auto t) { ref::softmax_backward<decltype(t)>(gy, y, dim, log, gx); });
 }

@@ -1,6 +1,10 @@
 #include "device/cpu_loops.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
+#include <vector>
 
 #include "device/element_math.h"
 
@@ -114,6 +118,83 @@ DP_CLONES
 void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p) {
   const elem::AdamScalars<float> a = elem::adam_scalars<float>(p);
   for (int64_t i = 0; i < n; ++i) elem::adam_update(w[i], g[i], m[i], v[i], a);
+}
+
+namespace {
+
+// exp_f32's body, inlined into each loop so that the loop vectorises.
+inline float exp_inline(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  // ln 2 split in two: n * kLn2Hi is exact for |n| < 2^10, so r = x - n ln 2 keeps its
+  // low bits.
+  constexpr float kLn2Hi = 0.693145751953125f;
+  constexpr float kLn2Lo = 1.42860682030941723212e-6f;
+  constexpr float kMin = -87.33654f;  // ln of the smallest normal float32
+  constexpr float kMax = 88.72283f;   // ln of the largest float32
+  // Clamped so that n fits the exponent; the selects at the end restore the edges.
+  const float xc = x > kMin ? (x < kMax ? x : kMax) : kMin;
+  const float n = __builtin_rintf(xc * kLog2e);
+  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  // e^r = 1 + r + r^2/2! + ... + r^7/7!, by Horner.
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  // 2^n through the exponent bits; n in [-126, 128], so n + 127 in [1, 255].
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  const float y = n > 127.0f ? (p * 0x1p127f) * 2.0f : p * scale;  // 2^128 is no float
+  if (x != x) return x;
+  if (x < kMin) return 0.0f;
+  if (x > kMax) return __builtin_inff();
+  return y;
+}
+
+DP_CLONES void exp_array(const float* __restrict x, float* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = exp_inline(x[i]);
+}
+
+}  // namespace
+
+float exp_f32(float x) {
+  return exp_inline(x);
+}
+
+void log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols) {
+  // out = x - row max first; then the exponentials of all of it in one vectorised pass.
+  std::vector<float> e(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* o = out + r * cols;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, xr[c]);
+    for (int64_t c = 0; c < cols; ++c) o[c] = xr[c] - mx;
+  }
+  exp_array(out, e.data(), rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    float sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += e[r * cols + c];
+    const float log_sum = std::log(sum);
+    float* o = out + r * cols;
+    for (int64_t c = 0; c < cols; ++c) o[c] -= log_sum;
+  }
+}
+
+void log_softmax_backward_rows(const float* gy, const float* y, float* gx, int64_t rows,
+                               int64_t cols) {
+  exp_array(y, gx, rows * cols);  // gx = softmax, then finished row by row
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* g = gy + r * cols;
+    float* o = gx + r * cols;
+    float dot = 0;
+    for (int64_t c = 0; c < cols; ++c) dot += g[c];
+    for (int64_t c = 0; c < cols; ++c) o[c] = g[c] - o[c] * dot;
+  }
 }
 
 }  // namespace dp::cpu_loops

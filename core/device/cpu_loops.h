@@ -18,6 +18,21 @@ void sum_middle(const float* x, float* out, int64_t outer, int64_t mid, int64_t 
 // the whole cost for the small gradient sums of a backward pass.
 void binary_same_shape(BinaryOp op, const float* a, const float* b, float* out, int64_t n);
 
+// e^x in float32 within 2 ulp of the exact value (ref: std::exp in double), in plain
+// arithmetic that the compiler vectorises: e^x = 2^n * e^r, n = round(x / ln 2), |r| <=
+// ln(2)/2, e^r by its Taylor series to r^7 (the first term left out is under 1e-8 of
+// the sum). 0 below -87.33 (where the result would leave float32's normal range), inf
+// above 88.72, NaN for NaN.
+float exp_f32(float x);
+
+// log_softmax along the last dimension of x seen as [rows, cols], and its backward
+// (gx = gy - exp(y) * sum over the row of gy, y being log_softmax's output). The C
+// library's exp and log are correctly rounded or nearly, but called one element at a
+// time they cost ~3 ns each; with exp_f32 the exponentials of all rows run vectorised.
+void log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols);
+void log_softmax_backward_rows(const float* gy, const float* y, float* gx, int64_t rows,
+                               int64_t cols);
+
 // In-place SGD and Adam updates with PyTorch's rules (see ref::sgd_step, ref::adam_step).
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p);
 void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p);
