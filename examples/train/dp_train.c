@@ -328,7 +328,7 @@ static void permutation(size_t* perm, size_t n, uint64_t seed, int epoch) {
 /* Writes the model input of sample rows[i] to dst row i (pixel / 255). The rows are
    random, so each one is prefetched a few rows ahead: the conversion then overlaps the
    memory latency instead of waiting on it. Runs on the loader thread, which gives its
-   core back every 32 rows (a few microseconds; see batch_loader). */
+   core back every 128 rows (~20 us; see batch_loader). */
 static void gather_rows(float* dst, const uint8_t* pixels, const size_t* rows, size_t n) {
   const size_t ahead = 4;
   for (size_t i = 0; i < n; ++i) {
@@ -338,7 +338,7 @@ static void gather_rows(float* dst, const uint8_t* pixels, const size_t* rows, s
     }
     fashion_pixels_to_float(dst + i * FASHION_PIXELS, pixels + rows[i] * FASHION_PIXELS,
                             FASHION_PIXELS);
-    if (i % 32 == 31) sched_yield();
+    if (i % 128 == 127) sched_yield();
   }
 }
 
@@ -347,13 +347,16 @@ static void gather_rows(float* dst, const uint8_t* pixels, const size_t* rows, s
    rows of batch b+1 are gathered while batch b trains, so the copy leaves the step's
    critical path (the main thread would otherwise gather while the devices wait).
    Every core is busy while the devices train, so the loader must not hold one for long:
-   it yields every 32 rows, and a device's worker (spinning between tasks, or preempted)
-   gets its core back within microseconds. Gathering a batch in one go, it held a core for
-   ~90 us (perf sched timehist): with one device it preempted the thread that had woken
-   it, and with two it took a worker's core as the forward pass began, so the replicas
-   finished ~80 us apart. Yielding, they finish ~6 us apart; dp-train's samples/s over two
-   devices rose 3.1% (median of 10 paired runs). It is also woken after the lock is
-   released. */
+   it yields every 128 rows (twice a batch of 256, ~20 us of its ~45 us of CPU), so a
+   device's thread gets its core back soon. Gathering a batch in one go, it held a core for
+   ~90 us (perf sched timehist) and the replicas finished ~80 us apart. Yielding every 32
+   rows was best while three threads (the caller and both workers) spun over two cores;
+   since the caller works as the first device (docs/threading.md), two threads are busy,
+   each yield costs the loader's core a switch back and forth, and every 128 rows was the
+   fastest of 32, 64, 128 and 256: two devices train 1.029x as fast as with every 32 rows
+   (median of 12 paired runs of one epoch, each at least 1.00x), 1.015x as with 64 and
+   1.008x as with 256 (8 pairs each); one device within 1% of all. It is also woken after
+   the lock is released. */
 
 enum { LOADER_SLOTS = 2 };
 
