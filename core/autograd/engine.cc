@@ -284,17 +284,24 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
         if (!work && task->finished()) break;
         lock.unlock();
         if (work) {
-          worker.run([&] { drain(task, caller_device); });
-        } else {
-          // The other devices are still at work: spin a while (they usually finish
-          // within microseconds of the caller), then sleep.
-          spin_until([&] { return task->signals.load(std::memory_order_acquire) != seen; });
+          std::exception_ptr failed;
+          try {
+            worker.run([&] { drain(task, caller_device); });
+          } catch (...) {
+            // A failure outside a node (no memory to queue the next one): handled as a
+            // node's error, so the other devices' drains stop before backward returns.
+            failed = std::current_exception();
+          }
+          lock.lock();
+          if (failed && !task->error) task->error = failed;
+          continue;
         }
+        // The other devices are still at work: spin a while (they usually finish within
+        // microseconds of the caller), then sleep.
+        spin_until([&] { return task->signals.load(std::memory_order_acquire) != seen; });
         lock.lock();
-        if (!work) {
-          task->done_cv.wait(lock,
-                             [&] { return task->signals.load(std::memory_order_relaxed) != seen; });
-        }
+        task->done_cv.wait(lock,
+                           [&] { return task->signals.load(std::memory_order_relaxed) != seen; });
       }
     } else {
       task->done_cv.wait(lock, [&] { return task->finished(); });

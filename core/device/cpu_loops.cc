@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
+#include <memory>
 
 #include "device/element_math.h"
 
@@ -167,7 +167,8 @@ float exp_f32(float x) {
 
 void log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols) {
   // out = x - row max first; then the exponentials of all of it in one vectorised pass.
-  std::vector<float> e(static_cast<size_t>(rows * cols));
+  // Not zero-filled: every element is written below before it is read.
+  const std::unique_ptr<float[]> e(new float[static_cast<size_t>(rows * cols)]);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     float* o = out + r * cols;
@@ -175,7 +176,7 @@ void log_softmax_rows(const float* x, float* out, int64_t rows, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c) mx = std::max(mx, xr[c]);
     for (int64_t c = 0; c < cols; ++c) o[c] = xr[c] - mx;
   }
-  exp_array(out, e.data(), rows * cols);
+  exp_array(out, e.get(), rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
     float sum = 0;
     for (int64_t c = 0; c < cols; ++c) sum += e[r * cols + c];

@@ -72,6 +72,7 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
   // worker caller runs; from outside, a failed offer is an error.
   const int helpers = std::min(on_a_worker ? cpus - 1 : cpus, on_a_worker ? chunks - 1 : chunks);
   int offered = 0;
+  std::exception_ptr post_error;
   for (int h = 0, d = 0; h < helpers; ++h, ++d) {
     if (d == self) ++d;
     try {
@@ -86,14 +87,21 @@ void cpu_parallel_for(Context& ctx, int self, int64_t n, int64_t min_slice, int6
       });
       ++offered;
     } catch (...) {
-      if (!on_a_worker && offered == 0) throw;
+      if (!post_error) post_error = std::current_exception();
     }
   }
+  // From outside, with no worker reached, nobody would run a chunk.
+  if (!on_a_worker && offered == 0) std::rethrow_exception(post_error);
   if (on_a_worker) run_chunks(*shared, 0, self, fn);
   shared->done.wait();
-  for (const std::exception_ptr& e : shared->errors) {
-    if (e) std::rethrow_exception(e);
+  // Taken out of the shared state: a late offered task may be its last owner, and must
+  // not be the one that frees an exception on a worker.
+  std::exception_ptr first;
+  for (std::exception_ptr& e : shared->errors) {
+    if (e && !first) first = e;
+    e = nullptr;
   }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace dp

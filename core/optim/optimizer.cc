@@ -42,6 +42,10 @@ constexpr int64_t kMinSlice = 1 << 14;
 
 void Optimizer::step() {
   trace::Span span("optimizer step");
+  // Its updates run on the workers, which a worker's own task would wait on.
+  DP_CHECK(!Worker::on_a_worker(), kState,
+           "an optimizer step cannot run inside a device task (such as a custom module's "
+           "forward)");
   ++steps_;
   if (params_.empty()) return;
   std::vector<size_t> active;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
@@ -130,6 +131,46 @@ TEST(DataParallelTraining, AliasingAndCopyingCpuReplicasGiveIdenticalResults) {
   }
   const auto pa = a->parameters(), pb = b->parameters();
   for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(host(pa[i].grad()), host(pb[i].grad()));
+}
+
+TEST(DataParallelTraining, BackwardAndOptimizerStepAreRefusedInsideADeviceTask) {
+  // Both hand work to the workers and wait for it: from a worker's own task (a custom
+  // module's forward runs there) that would wait on itself. Each fails with a message
+  // instead, and leaves the step untouched.
+  auto ctx = testing_util::cpu_context(2, /*seed=*/3);
+  auto model = mlp(ctx);
+  Sgd opt(model->parameters(), SgdOptions{0.05, 0.9, 0, 0, false});
+  const auto batch = make_batches(ctx, false, 1, 16)[0];
+  const Tensor loss = ops::cross_entropy(model->forward({batch.x})[0], batch.y);
+  const Tensor w = model->parameters()[0];
+  const std::vector<float> before = host(w);
+  for (int device : {0, 1}) {
+    ctx->worker(cpu(device)).run_on_thread([&] {
+      try {
+        backward({loss}, {});
+        ADD_FAILURE() << "backward ran inside a task of cpu:" << device;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Code::kState);
+        EXPECT_NE(std::string(e.what()).find("backward cannot run inside a device task"),
+                  std::string::npos)
+            << e.what();
+      }
+      try {
+        opt.step();
+        ADD_FAILURE() << "the optimizer stepped inside a task of cpu:" << device;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Code::kState);
+        EXPECT_NE(std::string(e.what()).find("optimizer step cannot run inside a device task"),
+                  std::string::npos)
+            << e.what();
+      }
+    });
+  }
+  EXPECT_EQ(host(w), before);
+  // From the caller both work.
+  backward({loss}, {});
+  opt.step();
+  EXPECT_NE(host(w), before);
 }
 
 TEST(DataParallelReplicas, CpuReplicaParametersAreReadOnlyAliases) {

@@ -3,10 +3,12 @@
 // when.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -143,6 +145,13 @@ TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateChunkOnTheCaller
   trace::start(path);
   const Tensor out = model->forward({batch.x})[0];
   backward({ops::cross_entropy(out, batch.y)}, {});
+  // The optimizer runs as cpu:0 on the caller when that worker sleeps, which it does once
+  // it has spun DP_SPIN_US with nothing to do (nothing in this step went to it).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!ctx->worker(cpu(0)).asleep() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(ctx->worker(cpu(0)).asleep());
   opt.step();
   ASSERT_TRUE(trace::stop());
 
