@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -144,26 +145,21 @@ TEST(DataParallelTraining, BackwardAndOptimizerStepAreRefusedInsideADeviceTask) 
   const Tensor loss = ops::cross_entropy(model->forward({batch.x})[0], batch.y);
   const Tensor w = model->parameters()[0];
   const std::vector<float> before = host(w);
+  // Runs f, which must fail with kState and a message containing `says`.
+  auto expect_refused = [](const std::function<void()>& f, const std::string& says, int device) {
+    try {
+      f();
+      ADD_FAILURE() << "ran inside a task of cpu:" << device << ": " << says;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kState);
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
   for (int device : {0, 1}) {
     ctx->worker(cpu(device)).run_on_thread([&] {
-      try {
-        backward({loss}, {});
-        ADD_FAILURE() << "backward ran inside a task of cpu:" << device;
-      } catch (const Error& e) {
-        EXPECT_EQ(e.code(), Code::kState);
-        EXPECT_NE(std::string(e.what()).find("backward cannot run inside a device task"),
-                  std::string::npos)
-            << e.what();
-      }
-      try {
-        opt.step();
-        ADD_FAILURE() << "the optimizer stepped inside a task of cpu:" << device;
-      } catch (const Error& e) {
-        EXPECT_EQ(e.code(), Code::kState);
-        EXPECT_NE(std::string(e.what()).find("optimizer step cannot run inside a device task"),
-                  std::string::npos)
-            << e.what();
-      }
+      expect_refused([&] { backward({loss}, {}); }, "backward cannot run inside a device task",
+                     device);
+      expect_refused([&] { opt.step(); }, "optimizer step cannot run inside a device task", device);
     });
   }
   EXPECT_EQ(host(w), before);
