@@ -2,6 +2,9 @@
 // comparison in the same run, one JSON object per line.
 //
 //   dp-bench sgemm      matmul through dp_op_matmul on one CPU device vs dnnl_sgemm
+//   dp-bench linear     dp_op_linear of the MLP's layers at 64..512 rows: the time per
+//                       row, the part of a call that does not shrink with the rows, and
+//                       oneDNN's matmul with the weight as stored and prepacked
 //   dp-bench copy       64 MiB between two CPU devices vs memcpy
 //   dp-bench train      training samples/s: one device without the wrapper, then
 //                       DataParallel over 1..N CPU devices (--model mlp|cnn)
@@ -16,6 +19,8 @@
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
 #include <dataparallel/dataparallel.h>
 #include <dnnl.h>
+
+#include <dnnl.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -126,6 +131,105 @@ void bench_sgemm() {
         t_ref / t_dp);
     std::fflush(stdout);
     dp_tensor_release(a);
+    dp_tensor_release(b);
+  }
+  dp_context_release(ctx);
+}
+
+// oneDNN's matmul y = x w^T + b alone, one thread, median microseconds per call: with w
+// as stored ([out, in] rows), or packed beforehand into the blocked layout oneDNN picks
+// (`packed`). `pack_us` gets the time of that packing (a oneDNN reorder).
+double dnnl_linear_us(int64_t M, int64_t K, int64_t N, bool packed, double* pack_us) {
+  using dnnl::memory;
+  double result = 0;
+  std::thread([&] {
+    omp_set_num_threads(1);
+    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+    dnnl::stream strm(eng);
+    const memory::desc x_md({M, K}, memory::data_type::f32, memory::format_tag::ab);
+    const memory::desc w_plain({K, N}, memory::data_type::f32, memory::format_tag::ba);
+    const memory::desc w_md =
+        packed ? memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any) : w_plain;
+    const memory::desc b_md({1, N}, memory::data_type::f32, memory::format_tag::ab);
+    const memory::desc y_md({M, N}, memory::data_type::f32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x_md, w_md, b_md, y_md), eng);
+    const dnnl::matmul mm(pd);
+    std::vector<float> x(static_cast<size_t>(M * K), 0.1f), w(static_cast<size_t>(K * N), 0.01f),
+        b(static_cast<size_t>(N), 0.f), y(static_cast<size_t>(M * N));
+    memory xm(x_md, eng, x.data()), wm(w_plain, eng, w.data()), bm(b_md, eng, b.data()),
+        ym(y_md, eng, y.data());
+    memory used = wm;
+    if (packed) {
+      used = memory(pd.weights_desc(), eng);
+      dnnl::reorder pack(wm, used);
+      const double t = median_seconds(
+          [&] {
+            pack.execute(strm, wm, used);
+            strm.wait();
+          },
+          5, 200);
+      if (pack_us) *pack_us = t * 1e6;
+    }
+    result = 1e6 * median_seconds(
+                       [&] {
+                         mm.execute(strm, {{DNNL_ARG_SRC, xm},
+                                           {DNNL_ARG_WEIGHTS, used},
+                                           {DNNL_ARG_BIAS, bm},
+                                           {DNNL_ARG_DST, ym}});
+                         strm.wait();
+                       },
+                       5, 200);
+  }).join();
+  return result;
+}
+
+// The MLP's layers through dp_op_linear at 64..512 rows on one CPU device. Two devices
+// give each replica half the batch, so what a call costs regardless of its rows is paid
+// once per replica: `fixed_us` fits t(rows) = fixed + rows * per_row through the 128- and
+// 512-row times, and `half_batch_extra_us` is 2 t(128) - t(256). Beside each: oneDNN's
+// matmul alone with the weight as stored, and with the weight packed beforehand into
+// oneDNN's blocked layout (what the call would save if replicas shared one packed copy)
+// and what that packing costs.
+void bench_linear() {
+  dp_context* ctx = make_context(1);
+  const int64_t layers[][2] = {{784, 512}, {512, 256}, {256, 10}};
+  const int64_t rows[] = {64, 128, 256, 512};
+  for (const auto& l : layers) {
+    const int64_t K = l[0], N = l[1];
+    dp_tensor* w = random_tensor(ctx, {N, K}, cpu(0), 4);
+    dp_tensor* b = random_tensor(ctx, {N}, cpu(0), 5);
+    double us[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < 4; ++i) {
+      const int64_t M = rows[i];
+      dp_tensor* x = random_tensor(ctx, {M, K}, cpu(0), 6);
+      const double t = median_seconds(
+          [&] {
+            dp_tensor* y = nullptr;
+            ok(dp_op_linear(x, w, b, &y), "linear");
+            dp_tensor_release(y);
+          },
+          5, 200);
+      us[i] = t * 1e6;
+      double pack_us = 0;
+      const double stored = dnnl_linear_us(M, K, N, false, nullptr);
+      const double packed = dnnl_linear_us(M, K, N, true, &pack_us);
+      std::printf(
+          "{\"bench\": \"linear\", \"in\": %lld, \"out\": %lld, \"rows\": %lld, "
+          "\"us\": %.1f, \"us_per_row\": %.3f, \"gflops\": %.1f, \"dnnl_us\": %.1f, "
+          "\"dnnl_prepacked_us\": %.1f, \"dnnl_pack_us\": %.1f}\n",
+          (long long)K, (long long)N, (long long)M, us[i], us[i] / static_cast<double>(M),
+          2.0 * static_cast<double>(M * N * K) / t / 1e9, stored, packed, pack_us);
+      std::fflush(stdout);
+      dp_tensor_release(x);
+    }
+    const double per_row = (us[3] - us[1]) / static_cast<double>(rows[3] - rows[1]);
+    std::printf(
+        "{\"bench\": \"linear_fit\", \"in\": %lld, \"out\": %lld, \"per_row_us\": %.3f, "
+        "\"fixed_us\": %.1f, \"half_batch_extra_us\": %.1f}\n",
+        (long long)K, (long long)N, per_row, us[1] - static_cast<double>(rows[1]) * per_row,
+        2 * us[1] - us[2]);
+    std::fflush(stdout);
+    dp_tensor_release(w);
     dp_tensor_release(b);
   }
   dp_context_release(ctx);
@@ -447,10 +551,10 @@ void bench_cores(int max_threads) {
 }
 
 void usage() {
-  std::fprintf(
-      stderr,
-      "usage: dp-bench [sgemm|copy|train|overhead|scatter|cores|ceiling|all] [--model mlp|cnn] "
-      "[--devices N] [--limit N]\n");
+  std::fprintf(stderr,
+               "usage: dp-bench [sgemm|linear|copy|train|overhead|scatter|cores|ceiling|all] "
+               "[--model mlp|cnn] "
+               "[--devices N] [--limit N]\n");
 }
 
 }  // namespace
@@ -479,6 +583,7 @@ int main(int argc, char** argv) {
   const bool all = !std::strcmp(what, "all");
   bool any = false;
   if (all || !std::strcmp(what, "sgemm")) any = true, bench_sgemm();
+  if (all || !std::strcmp(what, "linear")) any = true, bench_linear();
   if (all || !std::strcmp(what, "copy")) any = true, bench_copy();
   if (all || !std::strcmp(what, "overhead")) any = true, bench_overhead();
   if (all || !std::strcmp(what, "scatter")) any = true, bench_scatter();
