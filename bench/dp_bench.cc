@@ -143,42 +143,48 @@ double dnnl_linear_us(int64_t M, int64_t K, int64_t N, bool packed, double* pack
   using dnnl::memory;
   double result = 0;
   std::thread([&] {
-    omp_set_num_threads(1);
-    dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-    dnnl::stream strm(eng);
-    const memory::desc x_md({M, K}, memory::data_type::f32, memory::format_tag::ab);
-    const memory::desc w_plain({K, N}, memory::data_type::f32, memory::format_tag::ba);
-    const memory::desc w_md =
-        packed ? memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any) : w_plain;
-    const memory::desc b_md({1, N}, memory::data_type::f32, memory::format_tag::ab);
-    const memory::desc y_md({M, N}, memory::data_type::f32, memory::format_tag::ab);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x_md, w_md, b_md, y_md), eng);
-    const dnnl::matmul mm(pd);
-    std::vector<float> x(static_cast<size_t>(M * K), 0.1f), w(static_cast<size_t>(K * N), 0.01f),
-        b(static_cast<size_t>(N), 0.f), y(static_cast<size_t>(M * N));
-    memory xm(x_md, eng, x.data()), wm(w_plain, eng, w.data()), bm(b_md, eng, b.data()),
-        ym(y_md, eng, y.data());
-    memory used = wm;
-    if (packed) {
-      used = memory(pd.weights_desc(), eng);
-      dnnl::reorder pack(wm, used);
-      const double t = median_seconds(
-          [&] {
-            pack.execute(strm, wm, used);
-            strm.wait();
-          },
-          5, 200);
-      if (pack_us) *pack_us = t * 1e6;
+    try {
+      omp_set_num_threads(1);
+      dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+      dnnl::stream strm(eng);
+      const memory::desc x_md({M, K}, memory::data_type::f32, memory::format_tag::ab);
+      const memory::desc w_plain({K, N}, memory::data_type::f32, memory::format_tag::ba);
+      const memory::desc w_md =
+          packed ? memory::desc({K, N}, memory::data_type::f32, memory::format_tag::any) : w_plain;
+      const memory::desc b_md({1, N}, memory::data_type::f32, memory::format_tag::ab);
+      const memory::desc y_md({M, N}, memory::data_type::f32, memory::format_tag::ab);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(x_md, w_md, b_md, y_md), eng);
+      const dnnl::matmul mm(pd);
+      std::vector<float> x(static_cast<size_t>(M * K), 0.1f), w(static_cast<size_t>(K * N), 0.01f),
+          b(static_cast<size_t>(N), 0.f), y(static_cast<size_t>(M * N));
+      memory xm(x_md, eng, x.data()), wm(w_plain, eng, w.data()), bm(b_md, eng, b.data()),
+          ym(y_md, eng, y.data());
+      memory used = wm;
+      if (packed) {
+        used = memory(pd.weights_desc(), eng);
+        dnnl::reorder pack(wm, used);
+        const double t = median_seconds(
+            [&] {
+              pack.execute(strm, wm, used);
+              strm.wait();
+            },
+            5, 200);
+        if (pack_us) *pack_us = t * 1e6;
+      }
+      result = 1e6 * median_seconds(
+                         [&] {
+                           mm.execute(strm, {{DNNL_ARG_SRC, xm},
+                                             {DNNL_ARG_WEIGHTS, used},
+                                             {DNNL_ARG_BIAS, bm},
+                                             {DNNL_ARG_DST, ym}});
+                           strm.wait();
+                         },
+                         5, 200);
+    } catch (const dnnl::error& e) {
+      std::fprintf(stderr, "dp-bench: oneDNN matmul %lldx%lldx%lld: %s\n", (long long)M,
+                   (long long)K, (long long)N, e.what());
+      std::exit(1);
     }
-    result = 1e6 * median_seconds(
-                       [&] {
-                         mm.execute(strm, {{DNNL_ARG_SRC, xm},
-                                           {DNNL_ARG_WEIGHTS, used},
-                                           {DNNL_ARG_BIAS, bm},
-                                           {DNNL_ARG_DST, ym}});
-                         strm.wait();
-                       },
-                       5, 200);
   }).join();
   return result;
 }
