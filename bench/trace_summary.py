@@ -11,7 +11,9 @@ the last step ends. Spans nest (the caller's "data parallel forward" holds "scat
 "gather"; a worker's "BroadcastBackward" holds "reduce"), so a thread's busy time is the
 sum of its outermost spans. Ends with each worker's share of the wall time that was busy,
 and the caller's time per step outside any span (its own work between library calls:
-batch assembly, loss, bookkeeping).
+batch assembly, loss, bookkeeping). With two or more devices it ends with how far apart
+the replicas start and end in the forward, and end in the backward: the time a step
+waits for its slowest device.
 """
 import argparse
 import collections
@@ -71,6 +73,55 @@ def main():
               f"({100 * busy[tid] / wall:.1f}% of the wall time)")
         if name == "caller":
             print(f"{name:<10} outside library calls: {(wall - busy[tid]) / n_steps:.1f} us per step")
+    balance(window, names)
+
+
+def quantiles(values):
+    """Median and 90th percentile of a non-empty list."""
+    v = sorted(values)
+    return v[len(v) // 2], v[min(len(v) - 1, (9 * len(v)) // 10)]
+
+
+def balance(window, names):
+    """How far apart the devices run: a step waits for its slowest replica.
+
+    Forward: per "data parallel forward", how far apart the "replica forward" spans start
+    and end. Backward: per "autograd backward", how far apart the threads' last spans end
+    before the replicas' gradients are summed (the first "BroadcastBackward"): the thread
+    that finishes first waits that long. Only with two or more devices."""
+    def inside(outer):
+        lo, hi = outer["ts"], outer["ts"] + outer["dur"]
+        return [e for e in window if lo <= e["ts"] and e["ts"] + e["dur"] <= hi]
+
+    calls = [e for e in window if names[e["tid"]] == "caller"]
+    starts, ends, bwd_ends = [], [], []
+    for fwd in (e for e in calls if e["name"] == "data parallel forward"):
+        reps = [e for e in inside(fwd) if e["name"] == "replica forward"]
+        if len(reps) > 1:
+            starts.append(max(e["ts"] for e in reps) - min(e["ts"] for e in reps))
+            ends.append(max(e["ts"] + e["dur"] for e in reps) -
+                        min(e["ts"] + e["dur"] for e in reps))
+    for bwd in (e for e in calls if e["name"] == "autograd backward"):
+        spans = [e for e in inside(bwd) if e is not bwd]
+        # The replicas' gradients meet in BroadcastBackward (the sum over replicas): what
+        # each thread ran before it is its share of the replicas' backward.
+        sync = min((e["ts"] for e in spans if e["name"] == "BroadcastBackward"), default=None)
+        if sync is None:
+            continue
+        last = {}
+        for e in spans:
+            if e["ts"] + e["dur"] <= sync:
+                last[e["tid"]] = max(last.get(e["tid"], 0.0), e["ts"] + e["dur"])
+        if len(last) > 1:
+            bwd_ends.append(max(last.values()) - min(last.values()))
+    if not starts:
+        return
+    print("replica balance (median / 90th percentile over the steps):")
+    print("  forward: replicas start %.1f / %.1f us apart, end %.1f / %.1f us apart"
+          % (*quantiles(starts), *quantiles(ends)))
+    if bwd_ends:
+        print("  backward: the devices' last nodes before the gradient sum end %.1f / %.1f us apart"
+              % quantiles(bwd_ends))
 
 
 if __name__ == "__main__":

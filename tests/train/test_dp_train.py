@@ -175,6 +175,41 @@ def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_p
         assert abs(per_step(row_names, "LinearBackward", 2) - 3.0) < 0.015, rows
 
 
+def test_trace_summary_reports_how_far_apart_the_replicas_start_and_end(tmp_path):
+    # A hand-made timeline of 10 steps, 1000 us each, on the caller and cpu:1: replica 1
+    # starts 3 us (5 us in every other step) after replica 0 and ends 10 us after it; in the
+    # backward cpu:1's last node ends 5 us after the caller's, before BroadcastBackward.
+    events = [{"ph": "M", "tid": 1, "args": {"name": "caller"}},
+              {"ph": "M", "tid": 2, "args": {"name": "cpu:1"}}]
+    def span(tid, name, ts, end):
+        events.append({"ph": "X", "tid": tid, "name": name, "ts": ts, "dur": end - ts})
+    for i in range(10):
+        t = 1000.0 * i
+        lag = 3 if i % 2 else 5
+        span(1, "data parallel forward", t, t + 400)
+        span(1, "replica forward", t + 10, t + 310)
+        span(2, "replica forward", t + 10 + lag, t + 320)
+        span(1, "autograd backward", t + 420, t + 900)
+        span(1, "LinearBackward", t + 430, t + 700)
+        span(2, "LinearBackward", t + 432, t + 705)
+        span(1, "BroadcastBackward", t + 710, t + 720)
+        span(2, "shared slice", t + 712, t + 730)  # the sum's chunks: after the meeting point
+        span(1, "optimizer step", t + 910, t + 950)
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
+    s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
+                       timeout=60)
+    assert s.returncode == 0, s.stderr
+    lines = s.stdout.splitlines()
+    # Steps 7-10 are in the window (the first 6 are warm-up): lags 3, 5, 3, 5.
+    assert lines[0] == "4 steps after the first 6, 1000.0 us per step", lines[0]
+    assert ("  forward: replicas start 5.0 / 5.0 us apart, end 10.0 / 10.0 us apart"
+            in lines), lines
+    assert ("  backward: the devices' last nodes before the gradient sum end 5.0 / 5.0 us apart"
+            in lines), lines
+
+
 def test_plot_and_metrics_files_are_written(dp_train, tmp_path):
     svg, csv = tmp_path / "p.svg", tmp_path / "m.csv"
     p = run(dp_train, "--limit", "2048", "--epochs", "2", "--plot", str(svg), "--metrics",
