@@ -16,6 +16,7 @@ the replicas start and end in the forward, and end in the backward: the time a s
 waits for its slowest device.
 """
 import argparse
+import bisect
 import collections
 import json
 import sys
@@ -89,9 +90,13 @@ def balance(window, names):
     and end. Backward: per "autograd backward", how far apart the threads' last spans end
     before the replicas' gradients are summed (the first "BroadcastBackward"): the thread
     that finishes first waits that long. Only with two or more devices."""
+    starts_at = [e["ts"] for e in window]  # the window is sorted by start
+
     def inside(outer):
-        lo, hi = outer["ts"], outer["ts"] + outer["dur"]
-        return [e for e in window if lo <= e["ts"] and e["ts"] + e["dur"] <= hi]
+        hi = outer["ts"] + outer["dur"]
+        first = bisect.bisect_left(starts_at, outer["ts"])
+        last = bisect.bisect_right(starts_at, hi)
+        return [e for e in window[first:last] if e["ts"] + e["dur"] <= hi]
 
     calls = [e for e in window if names[e["tid"]] == "caller"]
     starts, ends, bwd_ends = [], [], []
