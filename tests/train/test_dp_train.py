@@ -140,6 +140,15 @@ def test_eval_only_agrees_with_pytorch_on_the_same_weights(dp_train, tmp_path):
     assert abs(ours["test_accuracy"] - accuracy) <= 3e-4, (ours["test_accuracy"], accuracy)
 
 
+def run_trace_summary(trace):
+    """bench/trace_summary.py over the trace file; it must succeed."""
+    summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
+    s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
+                       timeout=60)
+    assert s.returncode == 0, s.stderr
+    return s
+
+
 def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_path):
     trace = tmp_path / "trace.json"
     env = dict(os.environ, DP_CPU_DEVICES="2", DP_TRACE=str(trace))
@@ -159,10 +168,7 @@ def test_dp_trace_records_every_thread_and_trace_summary_sums_it(dp_train, tmp_p
         assert sum(spans.count((r, "replica forward")) for r in rows) == steps + 10
         assert sum(spans.count((r, "LinearBackward")) for r in rows) == 3 * steps
 
-    summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
-    s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
-                       timeout=60)
-    assert s.returncode == 0, s.stderr
+    s = run_trace_summary(trace)
     lines = s.stdout.splitlines()
     assert lines[0].startswith(f"{steps - 6} steps after the first 6")
     rows = {tuple(l.split()[:2]): l.split() for l in lines if l.startswith(("cpu:", "caller"))}
@@ -197,12 +203,10 @@ def test_trace_summary_reports_how_far_apart_the_replicas_start_and_end(tmp_path
         span(1, "optimizer step", t + 910, t + 950)
     trace = tmp_path / "trace.json"
     trace.write_text(json.dumps({"traceEvents": events}))
-    summary = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "trace_summary.py")
-    s = subprocess.run([sys.executable, summary, str(trace)], capture_output=True, text=True,
-                       timeout=60)
-    assert s.returncode == 0, s.stderr
+    s = run_trace_summary(trace)
     lines = s.stdout.splitlines()
-    # Steps 7-10 are in the window (the first 6 are warm-up): lags 3, 5, 3, 5.
+    # Steps 7-10 are in the window (the first 6 are warm-up), with lags 5, 3, 5, 3: the
+    # median (the upper of the middle two) and the 90th percentile are both 5.
     assert lines[0] == "4 steps after the first 6, 1000.0 us per step", lines[0]
     assert ("  forward: replicas start 5.0 / 5.0 us apart, end 10.0 / 10.0 us apart"
             in lines), lines
