@@ -559,8 +559,7 @@ void bench_cores(int max_threads) {
 void usage() {
   std::fprintf(stderr,
                "usage: dp-bench [sgemm|linear|copy|train|overhead|scatter|cores|ceiling|all] "
-               "[--model mlp|cnn] "
-               "[--devices N] [--limit N]\n");
+               "[--model mlp|cnn] [--devices N] [--limit N]\n");
 }
 
 }  // namespace
