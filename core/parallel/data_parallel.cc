@@ -159,8 +159,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   std::vector<std::shared_ptr<Module>> running = replicas;
   if (skip_first) running.erase(running.begin());
   auto outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
-  if (options_.buffer_sync == BufferSync::kAverage && module_->is_training())
-    sync_buffers(replicas);
+  if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
   if (cacheable) {
     // Forward may have changed buffers (it should not in evaluation, but a custom module
     // may); keep the cache honest.
@@ -171,7 +170,8 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
 
 void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas) {
   // The original's floating buffers become the mean over the replicas that ran (replica 0
-  // is the original itself); integer buffers (num_batches_tracked) keep its own count.
+  // is the original itself, absent when chunk_sizes gave device_ids[0] no rows); integer
+  // buffers (num_batches_tracked) keep the original's own count.
   GradModeGuard no_grad(false);
   const auto mine = module_->named_buffers();
   std::vector<Module::Named> theirs;

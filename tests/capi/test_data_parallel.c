@@ -1114,15 +1114,21 @@ static void chunk_stats(int chunk, int c, double* mean, double* var) {
   *var = (a - b) * (a - b) / 2; /* unbiased, n = 2 */
 }
 
-static void run_batchnorm_over_four_devices(dp_context* ctx, dp_buffer_sync sync, float* mean,
-                                            float* var) {
+/* BatchNorm1d(2) over cpu:0..3 on `rows` rows of seq_matrix, split by `sizes` (NULL: the
+   default 2 rows per device); the original's running statistics after one forward. */
+static void run_batchnorm_split(dp_context* ctx, dp_buffer_sync sync, int64_t rows,
+                                const int64_t* sizes, float* mean, float* var) {
   dp_module* bn = NULL;
   ASSERT_OK(dp_module_batchnorm1d(ctx, 2, 1e-5, 0.1, cpu_dev(0), &bn));
   ASSERT_OK(dp_module_train(bn, 1));
   dp_data_parallel_options o = DP_DATA_PARALLEL_OPTIONS_INIT;
   o.buffer_sync = sync;
-  dp_data_parallel* dp = make_dp(bn, NULL, 0, NULL, 0, &o);
-  dp_tensor* x = seq_matrix(ctx, 8, 2, cpu_dev(0));
+  o.chunk_sizes = sizes;
+  o.n_chunk_sizes = sizes ? 4 : 0;
+  dp_device devs[4];
+  cpu_range(devs, 4, 0);
+  dp_data_parallel* dp = make_dp(bn, devs, 4, NULL, 0, &o);
+  dp_tensor* x = seq_matrix(ctx, rows, 2, cpu_dev(0));
   dp_tensor* y = forward1(dp, x);
   dp_tensor* rm = param(bn, "running_mean");
   dp_tensor* rv = param(bn, "running_var");
@@ -1134,6 +1140,11 @@ static void run_batchnorm_over_four_devices(dp_context* ctx, dp_buffer_sync sync
   dp_tensor_release(x);
   dp_data_parallel_release(dp);
   dp_module_release(bn);
+}
+
+static void run_batchnorm_over_four_devices(dp_context* ctx, dp_buffer_sync sync, float* mean,
+                                            float* var) {
+  run_batchnorm_split(ctx, sync, 8, NULL, mean, var);
 }
 
 static void batchnorm_statistics_keep_replica_0s_update_only(void** state) {
@@ -1164,6 +1175,28 @@ static void buffer_sync_average_gives_the_mean_of_every_replicas_update(void** s
     }
     want_mean[c] = (float)(sm / 4);
     want_var[c] = (float)(sv / 4);
+  }
+  assert_close_f32(mean, want_mean, 2, 1e-6, 1e-6);
+  assert_close_f32(var, want_var, 2, 1e-6, 1e-6);
+}
+
+/* chunk_sizes {0, 2, 2, 2}: the original (replica 0) does not run, so the mean is over the
+   three replicas that did; its own unchanged statistics must not dilute it. */
+static void buffer_sync_average_skips_a_device_ids_0_that_got_no_rows(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  float mean[2], var[2], want_mean[2], want_var[2];
+  const int64_t sizes[4] = {0, 2, 2, 2};
+  run_batchnorm_split(ctx, DP_BUFFER_SYNC_AVERAGE, 6, sizes, mean, var);
+  for (int c = 0; c < 2; ++c) {
+    double sm = 0, sv = 0;
+    for (int r = 0; r < 3; ++r) {
+      double m, v;
+      chunk_stats(r, c, &m, &v);
+      sm += 0.1 * m;
+      sv += 0.9 * 1.0 + 0.1 * v;
+    }
+    want_mean[c] = (float)(sm / 3);
+    want_var[c] = (float)(sv / 3);
   }
   assert_close_f32(mean, want_mean, 2, 1e-6, 1e-6);
   assert_close_f32(var, want_var, 2, 1e-6, 1e-6);
@@ -2270,6 +2303,7 @@ int main(void) {
       cmocka_unit_test(replica_buffers_are_detached_copies),
       cmocka_unit_test(batchnorm_statistics_keep_replica_0s_update_only),
       cmocka_unit_test(buffer_sync_average_gives_the_mean_of_every_replicas_update),
+      cmocka_unit_test(buffer_sync_average_skips_a_device_ids_0_that_got_no_rows),
       cmocka_unit_test(parameter_gradient_is_the_sum_over_replicas_on_device_ids_0),
       cmocka_unit_test(a_parameter_no_replica_uses_gets_a_zero_gradient),
       cmocka_unit_test(tied_weights_stay_tied_in_every_replica),
