@@ -1,5 +1,7 @@
 #include "parallel/comm.h"
 
+#include <algorithm>
+
 #include "device/context.h"
 #include "error.h"
 #include "ops/op_util.h"
@@ -66,12 +68,20 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
     buckets.back().numel += t.numel();
   }
 
-  // The devices that need real copies.
+  // The devices that need real copies. When other CPU devices alias the source's memory,
+  // the source device's own copy (a view) is read-only as theirs are: a write through it
+  // would reach them.
+  const bool aliased = alias_cpu && std::any_of(devices.begin(), devices.end(), [&](Device d) {
+                         return d != src && both_cpu(d, src);
+                       });
   std::vector<size_t> copy_to;
   for (size_t d = 0; d < devices.size(); ++d) {
     const Device dev = devices[d];
     if (dev == src) {
-      for (const Tensor& t : tensors) out[d].push_back(t.detach());
+      for (const Tensor& t : tensors) {
+        out[d].push_back(t.detach());
+        if (aliased) out[d].back().impl()->read_only = true;
+      }
     } else if (alias_cpu && both_cpu(dev, src)) {
       for (const Tensor& t : tensors) out[d].push_back(alias_on(t, dev));
     } else {

@@ -158,7 +158,11 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   }
   std::vector<std::shared_ptr<Module>> running = replicas;
   if (skip_first) running.erase(running.begin());
-  auto outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
+  std::vector<std::vector<Tensor>> outputs;
+  {
+    parallel::AliasedParametersGuard guard(*module_, replica_devices, options_.alias_cpu);
+    outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
+  }
   if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
   if (cacheable) {
     // Forward may have changed buffers (it should not in evaluation, but a custom module
@@ -237,7 +241,11 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
                                  [&] { return module.forward(scattered.inputs[0]); });
   }
   auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
-  auto outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
+  std::vector<std::vector<Tensor>> outputs;
+  {
+    parallel::AliasedParametersGuard guard(module, scattered.devices, /*alias_cpu=*/true);
+    outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
+  }
   return parallel::gather_outputs(outputs, out, dim, true, nullptr,
                                   [&](const std::string& m) { ctx->log(kLogWarning, m); });
 }

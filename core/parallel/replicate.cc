@@ -1,5 +1,6 @@
 #include "parallel/replicate.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -76,6 +77,22 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
     replicas.push_back(copy_tree(module, replace));
   }
   return replicas;
+}
+
+AliasedParametersGuard::AliasedParametersGuard(const Module& original,
+                                               const std::vector<Device>& devices, bool alias_cpu) {
+  if (!alias_cpu || devices.empty() || !devices[0].is_cpu()) return;
+  const bool aliased = std::any_of(devices.begin() + 1, devices.end(),
+                                   [&](Device d) { return d.is_cpu() && d != devices[0]; });
+  if (!aliased) return;
+  for (const Tensor& t : original.parameters()) {
+    guarded_.push_back(t.impl()->storage);
+    guarded_.back()->add_aliasing_reader();
+  }
+}
+
+AliasedParametersGuard::~AliasedParametersGuard() {
+  for (const auto& s : guarded_) s->remove_aliasing_reader();
 }
 
 StateVersions state_versions(const Module& module) {

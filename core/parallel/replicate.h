@@ -26,6 +26,22 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
                                                const ReplicateOptions& options,
                                                std::shared_ptr<PhaseStats> stats);
 
+// With alias_cpu, the replicas on CPU devices other than devices[0] read the original's
+// parameters in place, so an in-place write through the original (replica 0, or user code
+// elsewhere) would reach them mid-forward. For this guard's lifetime such a write is
+// refused (kState). Does nothing when no replica aliases the parameters.
+class AliasedParametersGuard {
+ public:
+  AliasedParametersGuard(const Module& original, const std::vector<Device>& devices,
+                         bool alias_cpu);
+  ~AliasedParametersGuard();
+  AliasedParametersGuard(const AliasedParametersGuard&) = delete;
+  AliasedParametersGuard& operator=(const AliasedParametersGuard&) = delete;
+
+ private:
+  std::vector<std::shared_ptr<Storage>> guarded_;
+};
+
 // The module's parameters and buffers in one fixed order (tied ones once), with the
 // versions they have now: replica caching compares these.
 struct StateVersions {

@@ -36,6 +36,14 @@ class Storage {
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  // Counted while DataParallel replicas on other CPU devices read this memory in place
+  // (alias_cpu): an in-place write would reach them, so Tensor::bump_version refuses it.
+  void add_aliasing_reader() { aliasing_readers_.fetch_add(1, std::memory_order_relaxed); }
+  void remove_aliasing_reader() { aliasing_readers_.fetch_sub(1, std::memory_order_relaxed); }
+  bool has_aliasing_readers() const {
+    return aliasing_readers_.load(std::memory_order_relaxed) > 0;
+  }
+
  private:
   std::shared_ptr<Backend> backend_;  // null for external memory
   std::weak_ptr<Context> ctx_;
@@ -44,6 +52,7 @@ class Storage {
   size_t nbytes_ = 0;
   Deleter deleter_;
   std::atomic<uint64_t> version_{0};
+  std::atomic<int> aliasing_readers_{0};
 };
 
 }  // namespace dp

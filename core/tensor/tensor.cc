@@ -42,8 +42,14 @@ void Tensor::bump_version() const {
   DP_CHECK(!impl_->read_only, kState,
            "cannot write in place to a tensor on "
                << device().str()
-               << " that aliases another device's memory (a replica parameter or a "
-                  "scatter chunk); copy it first");
+               << " that aliases another device's memory (a replica parameter, a broadcast "
+                  "input or a scatter chunk); copy it first");
+  DP_CHECK(!impl_->storage->has_aliasing_readers(), kState,
+           "cannot write in place to a tensor on "
+               << device().str()
+               << " while DataParallel replicas on other CPU devices read its memory in place "
+                  "(a parameter of the original module, which the replicas alias); create the "
+                  "wrapper with alias_cpu off for a module that writes its parameters in forward");
   impl_->storage->bump_version();
 }
 

@@ -725,8 +725,13 @@ typedef struct dp_data_parallel_options {
       broadcast. */
   int cache_replicas;
   dp_buffer_sync buffer_sync;
-  /** Non-zero (default): CPU devices share memory, so replicas of parameters and input
-      chunks alias it, read-only, instead of copying it. */
+  /** Non-zero (default): CPU devices share memory, so replicas of parameters, broadcast
+      inputs and input chunks alias it, read-only, instead of copying it. While the
+      replicas run, an in-place write to memory another replica reads (a replica's
+      parameter or broadcast input, or the original module's parameters, which replica 0
+      uses) fails with DP_ERR_STATE. Set 0 for a module that writes its parameters in
+      forward: every replica then gets its own copy, and replica 0's writes reach the
+      original as in PyTorch. */
   int alias_cpu;
   /** Broadcast bucket size in bytes; 0 means 10 MiB. */
   size_t bucket_bytes;
@@ -776,7 +781,9 @@ DP_EXPORT dp_result dp_data_parallel_save(const dp_data_parallel* dp, const char
 DP_EXPORT dp_result dp_data_parallel_load(dp_data_parallel* dp, const char* path);
 
 /** Seconds spent in each phase. backward counts from the gathered output's backward to
-    the start of the gradient reduce; reduce is the sum over replicas. */
+    the start of the gradient reduce; reduce is the sum over replicas. With no_gather the
+    wrapper does not see where backward starts (the losses are the caller's), so gather
+    and backward stay 0 and reduce is still counted. */
 typedef struct dp_phase_times {
   double scatter;
   double replicate;

@@ -16,6 +16,7 @@
 #include "optim/optimizer.h"
 #include "parallel/comm.h"
 #include "parallel/data_parallel.h"
+#include "parallel/parallel_apply.h"
 #include "parallel/replicate.h"
 #include "test_context.h"
 #include "test_models.h"
@@ -188,6 +189,99 @@ TEST(DataParallelReplicas, CpuReplicaParametersAreReadOnlyAliases) {
     EXPECT_NE(std::string(e.what()).find("aliases another device's memory"), std::string::npos);
   }
   EXPECT_EQ(host(original)[0], host(copy)[0]);  // nothing reached the original
+}
+
+// Expects `f` to fail with kState and a message containing `needle`.
+template <class F>
+void expect_state_error(F f, const std::string& needle) {
+  try {
+    f();
+    FAIL() << "expected an error containing: " << needle;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kState) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+// A broadcast input reaches replica 0 as a view of the caller's tensor; with other CPU
+// devices aliasing that memory, a write through replica 0's view would reach them too.
+TEST(DataParallelReplicas, BroadcastSourceCopyIsReadOnlyOnlyWhileOtherDevicesAliasIt) {
+  auto ctx = make_ctx(2);
+  GradModeGuard no_grad(false);
+  const Tensor t = ops::full(ctx, {3}, DType::kFloat32, cpu(0), 2.0);
+  auto aliased = comm::broadcast_coalesced({t}, {cpu(0), cpu(1)}, 1 << 20, /*alias_cpu=*/true);
+  EXPECT_EQ(aliased[0][0].data(), t.data());
+  EXPECT_EQ(aliased[1][0].data(), t.data());
+  expect_state_error([&] { ops::fill_(aliased[0][0], 7.0); }, "aliases another device's memory");
+  EXPECT_EQ(host(t), (std::vector<float>{2, 2, 2}));
+  ops::fill_(t, 3.0);  // the caller's own tensor stays writable
+
+  auto copied = comm::broadcast_coalesced({t}, {cpu(0), cpu(1)}, 1 << 20, /*alias_cpu=*/false);
+  ops::fill_(copied[0][0], 7.0);  // replica 0's view: the caller's memory, nobody else's
+  EXPECT_EQ(host(t), (std::vector<float>{7, 7, 7}));
+  EXPECT_EQ(host(copied[1][0]), (std::vector<float>{3, 3, 3}));
+}
+
+// A module whose forward writes its own parameter in place. Replica 0 is the original,
+// whose parameters the other CPU replicas alias: the write is refused while they run
+// (it would change what replica 1 reads mid-forward), and allowed again afterwards. With
+// alias_cpu off every replica has its own copy, and replica 0's write persists in the
+// original as in PyTorch.
+TEST(DataParallelReplicas, ReplicaZeroCannotWriteParametersTheOtherReplicasAlias) {
+  for (bool alias : {true, false}) {
+    SCOPED_TRACE(alias ? "alias_cpu on" : "alias_cpu off");
+    auto ctx = make_ctx(2);
+    GradModeGuard no_grad(false);
+    auto m = std::make_shared<CallbackModule>(
+        ctx, "WritesItsWeight",
+        [](Module& self, const std::vector<Tensor>& in) {
+          const Tensor w = self.parameters()[0];
+          if (w.device() == cpu(0)) ops::fill_(w, 5.0);
+          return std::vector<Tensor>{ops::mul(in[0], w)};
+        },
+        nullptr);
+    m->register_parameter("w", ops::full(ctx, {2}, DType::kFloat32, cpu(0), 2.0));
+    const Tensor w = m->parameters()[0];
+    DataParallelOptions o;
+    o.alias_cpu = alias;
+    DataParallel dp(m, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+    const Tensor x = ops::full(ctx, {4, 2}, DType::kFloat32, cpu(0), 1.0);
+    if (alias) {
+      expect_state_error([&] { dp.forward({x}); },
+                         "in replica 0 on device cpu:0: cannot write in place to a tensor on "
+                         "cpu:0 while DataParallel replicas on other CPU devices read its memory");
+      EXPECT_EQ(host(w), (std::vector<float>{2, 2}));
+      ops::fill_(w, 2.0);  // no replica runs now: writable again
+    } else {
+      const auto y = host(dp.forward({x})[0]);
+      EXPECT_EQ(y, (std::vector<float>{5, 5, 5, 5, 2, 2, 2, 2}));  // replica 1 kept w = 2
+      EXPECT_EQ(host(w), (std::vector<float>{5, 5}));
+    }
+  }
+}
+
+// SPEC 6: replicas, inputs and devices must have equal lengths. (The C API's
+// dp_parallel_apply takes one count for all three, so only the core can be handed lists
+// of different lengths.)
+TEST(DataParallelApply, ReplicasInputsAndDevicesOfDifferentLengthsAreRejected) {
+  auto ctx = make_ctx(2);
+  auto model = mlp(ctx);
+  auto replicas = parallel::replicate(*model, {cpu(0), cpu(1)}, {}, nullptr);
+  const Tensor x = ops::full(ctx, {2, 784}, DType::kFloat32, cpu(0), 0.5);
+  const std::vector<std::vector<Tensor>> one_input{{x}};
+  for (const auto& [inputs, devices] :
+       {std::pair{one_input, std::vector<Device>{cpu(0), cpu(1)}},
+        std::pair{std::vector<std::vector<Tensor>>{{x}, {x}}, std::vector<Device>{cpu(0)}}}) {
+    try {
+      parallel::parallel_apply(replicas, inputs, devices, nullptr);
+      FAIL() << "lists of different lengths must be rejected";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kInvalidArgument);
+      const std::string want = "parallel_apply: 2 replicas, " + std::to_string(inputs.size()) +
+                               " input lists and " + std::to_string(devices.size()) + " devices";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(DataParallelReplicas, BuffersAreCopiedNotAliased) {
