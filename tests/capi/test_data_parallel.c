@@ -1867,6 +1867,12 @@ static void no_gather_returns_each_replicas_output_on_its_device(void** state) {
   for (int k = 0; k < 20; ++k) gwant[k % 2] += seq_value(k);
   read_grad(w, g, 2);
   assert_close_f32(g, gwant, 2, 0, 0);
+  /* Nothing was gathered, and without a gather the wrapper cannot see where backward
+     began (documented): only the reduce is timed after the forward's phases. */
+  dp_phase_times last;
+  ASSERT_OK(dp_data_parallel_stats(dp, &last, NULL, NULL));
+  assert_true(last.scatter > 0 && last.replicate > 0 && last.apply > 0 && last.reduce > 0);
+  assert_true(last.gather == 0 && last.backward == 0);
   dp_tensor_release(w);
   dp_tensor_release(loss);
   for (size_t i = 0; i < n; ++i) dp_tensor_release(out[i]);
@@ -2120,11 +2126,9 @@ static void phase_times_are_recorded_accumulated_and_reset(void** state) {
   one_training_step(dp, x);
   ASSERT_OK(dp_data_parallel_stats(dp, &last1, &total, &calls));
   assert_int_equal(calls, 1);
+  /* Every phase ran in a training step over two devices, so each took some time. */
   const double* l1 = &last1.scatter;
-  for (int p = 0; p < 6; ++p) assert_true(l1[p] >= 0);
-  assert_true(last1.apply > 0);
-  assert_true(last1.replicate > 0);
-  assert_true(last1.reduce > 0);
+  for (int p = 0; p < 6; ++p) assert_true(l1[p] > 0);
 
   one_training_step(dp, x);
   ASSERT_OK(dp_data_parallel_stats(dp, &last2, &total, &calls));
