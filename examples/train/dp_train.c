@@ -64,7 +64,8 @@ static void usage(FILE* f) {
           "  --devices LIST          cpu:0,cpu:1 or cuda:0,cuda:1 or all (default all:\n"
           "                          every GPU, else every CPU device)\n"
           "  --output-device DEV     where outputs are gathered (default the first device)\n"
-          "  --chunk-sizes LIST      rows per device, summing to the batch (default even)\n"
+          "  --chunk-sizes LIST      rows per device of a training batch, summing to --batch\n"
+          "                          (default even; the test set is always split evenly)\n"
           "  --limit N               train on the first N samples only\n"
           "  --data DIR              IDX files (default " FASHION_MNIST_DEFAULT_DIR
           ")\n"
@@ -303,6 +304,17 @@ static void check(dp_result r, const char* what) {
 static void on_log(void* user, dp_log_level level, const char* message) {
   (void)user;
   fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
+}
+
+/* A one-line error, exit 2, when the checkpoint at path records another model than the
+   one asked for: loading it would fail on the first mismatched shape, a message that does
+   not say what is wrong. A file without the entry is left to the loader to judge. */
+static void check_checkpoint_model(const char* option, const char* path, const char* model) {
+  char meta[64];
+  if (dp_checkpoint_metadata(path, "model", meta, sizeof meta, NULL) == DP_OK &&
+      strcmp(meta, model) != 0) {
+    bad_input("%s %s: the checkpoint is of model %s, not %s", option, path, meta, model);
+  }
 }
 
 /* splitmix64: the epoch's permutation depends only on (seed, epoch), so a resumed run
@@ -760,6 +772,15 @@ int main(int argc, char** argv) {
   dp_data_parallel* dpw = NULL;
   check(dp_data_parallel_create(model, devices, n_devices, &output_device, 0, &dpo, &dpw),
         "setting up DataParallel");
+  /* --chunk-sizes split a training batch; the test set goes in batches of another size,
+     which those sizes do not sum to, so it is evaluated through a second wrapper of the
+     same module and devices that splits evenly. */
+  dp_data_parallel* eval_dpw = dpw;
+  if (n_chunks) {
+    dp_data_parallel_options eo = DP_DATA_PARALLEL_OPTIONS_INIT;
+    check(dp_data_parallel_create(model, devices, n_devices, &output_device, 0, &eo, &eval_dpw),
+          "setting up DataParallel for evaluation");
+  }
   dp_optimizer* opt = NULL;
   if (strcmp(o.optimizer, "sgd") == 0) {
     dp_sgd_options so = DP_SGD_OPTIONS_INIT;
@@ -789,11 +810,12 @@ int main(int argc, char** argv) {
   int64_t* ybuf = NULL;
   epoch_record* records = NULL;
   if (o.eval_only) {
+    check_checkpoint_model("--eval-only", o.eval_only, o.model);
     if (dp_module_load(model, o.eval_only) != DP_OK) {
       bad_input("cannot use --eval-only %s: %s", o.eval_only, dp_last_error());
     }
     const double t0 = now_seconds();
-    const eval_result e = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+    const eval_result e = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
     printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
            o.eval_only, data.test.n, devs_text, e.loss, e.accuracy * 100);
     if (o.json) {
@@ -807,14 +829,11 @@ int main(int argc, char** argv) {
 
   int first_epoch = 1;
   if (o.resume) {
-    char meta[64];
-    if (dp_checkpoint_metadata(o.resume, "model", meta, sizeof meta, NULL) == DP_OK &&
-        strcmp(meta, o.model) != 0) {
-      bad_input("--resume %s: the checkpoint is of model %s, not %s", o.resume, meta, o.model);
-    }
+    check_checkpoint_model("--resume", o.resume, o.model);
     if (dp_checkpoint_load(model, opt, o.resume) != DP_OK) {
       bad_input("cannot resume from %s: %s", o.resume, dp_last_error());
     }
+    char meta[64];
     if (dp_checkpoint_metadata(o.resume, "epoch", meta, sizeof meta, NULL) != DP_OK) {
       bad_input("--resume %s: the checkpoint records no epoch", o.resume);
     }
@@ -909,7 +928,7 @@ int main(int argc, char** argv) {
     total_samples += (double)n_batches * (double)o.batch;
     dp_phase_times phases;
     check(dp_data_parallel_stats(dpw, NULL, &phases, NULL), "stats");
-    last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+    last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
     epoch_record* r = &records[n_records++];
     r->epoch = epoch;
     r->train_loss = n_batches ? loss_sum / (double)n_batches : NAN;
@@ -948,7 +967,7 @@ int main(int argc, char** argv) {
     if (o.plot) write_plot(o.plot, &o, records, n_records);
   }
   if (exit_code == 0 && n_records == 0) {
-    last_eval = evaluate(ctx, dpw, model, o.model, &data.test, devices[0]);
+    last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
   }
   if (o.json && exit_code == 0) {
     printf(
@@ -967,6 +986,7 @@ int main(int argc, char** argv) {
   free(records);
 
   dp_optimizer_release(opt);
+  if (eval_dpw != dpw) dp_data_parallel_release(eval_dpw);
   dp_data_parallel_release(dpw);
   dp_module_release(model);
   dp_context_release(ctx);
@@ -975,6 +995,7 @@ int main(int argc, char** argv) {
 
 done:
   dp_optimizer_release(opt);
+  if (eval_dpw != dpw) dp_data_parallel_release(eval_dpw);
   dp_data_parallel_release(dpw);
   dp_module_release(model);
   dp_context_release(ctx);
