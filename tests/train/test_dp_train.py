@@ -4,7 +4,11 @@ Run by ctest: /usr/bin/python3 -m pytest tests/train --dp-train build/bin/dp-tra
 """
 import gzip
 import json
+import math
 import os
+import random
+import re
+import select
 import signal
 import struct
 import subprocess
@@ -27,6 +31,11 @@ def run(dp_train, *args, timeout=300):
     env = dict(os.environ, DP_CPU_DEVICES="2")
     return subprocess.run([dp_train, *args], capture_output=True, text=True, timeout=timeout,
                           env=env)
+
+
+def error_lines(proc):
+    """The lines of stderr that dp-train's errors and notes start with its name."""
+    return [l for l in proc.stderr.splitlines() if l.startswith("dp-train:")]
 
 
 def final_json(proc):
@@ -58,6 +67,151 @@ def test_mlp_on_4096_samples_for_2_epochs_on_2_devices_learns(dp_train, tmp_path
     assert j["samples_per_s"] > 0 and j["phases"]["apply"] > 0
 
 
+PHASES = ["scatter", "replicate", "apply", "gather", "backward", "reduce", "optimizer"]
+PLAIN_PROGRESS = re.compile(
+    r"  epoch (\d+)/(\d+): (\d+)/(\d+) batches, loss (\S+), (\S+)k samples/s, (\S+)s")
+BAR_PROGRESS = re.compile(
+    r"  epoch (\d+)/(\d+) \[([=> ]{30})\] (\d+)/(\d+)  loss (\S+)  (\S+)k samples/s  ETA (\d+)s")
+EPOCH_SUMMARY = re.compile(
+    r"epoch (\d+)/(\d+)  train loss (\S+)  test loss (\S+)  test accuracy (\S+)%  "
+    r"(\S+)k samples/s  (\S+)s  \[" + " ".join(rf"{p} (\S+)s" for p in PHASES) + r"\]")
+
+
+def positive_finite(text):
+    v = float(text)
+    return math.isfinite(v) and v > 0
+
+
+def epoch_summaries(stdout):
+    rows = []
+    for line in stdout.splitlines():
+        m = EPOCH_SUMMARY.fullmatch(line)
+        if m:
+            v = m.groups()
+            rows.append({"epoch": int(v[0]), "of": int(v[1]), "train_loss": v[2],
+                         "test_loss": v[3], "test_accuracy": float(v[4]),
+                         "samples_per_s": float(v[5]) * 1000, "seconds": float(v[6]),
+                         "phases": dict(zip(PHASES, map(float, v[7:])))})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def plain_run(dp_train, tmp_path_factory):
+    """One run without --quiet, stderr a pipe: 4096 samples, 16 batches an epoch."""
+    csv = tmp_path_factory.mktemp("plain") / "m.csv"
+    p = run(dp_train, "--limit", "4096", "--epochs", "2", "--devices", "cpu:0,cpu:1", "--json",
+            "--metrics", str(csv))
+    assert p.returncode == 0, p.stderr
+    return p, metrics(csv)
+
+
+def test_without_a_terminal_progress_is_plain_lines_and_each_epoch_ends_with_a_summary(
+        plain_run):
+    p, rows = plain_run
+    assert ("dp-train: mlp on cpu:0,cpu:1, 4096 training samples, batch 256, sgd lr 0.1"
+            in p.stderr.splitlines()), p.stderr
+    assert "\r" not in p.stderr, p.stderr  # no bar
+    progress = [PLAIN_PROGRESS.fullmatch(l) for l in p.stderr.splitlines()
+                if l.startswith("  epoch ")]
+    assert progress and all(progress), p.stderr
+    summaries = epoch_summaries(p.stdout)
+    assert [(s["epoch"], s["of"]) for s in summaries] == [(1, 2), (2, 2)], p.stdout
+    for epoch, summary, row in zip((1, 2), summaries, rows):
+        lines = [m.groups() for m in progress if int(m.group(1)) == epoch]
+        # About ten an epoch: every 16 // 10 + 1 = 2 batches, the last one included.
+        assert [int(l[2]) for l in lines] == list(range(2, 17, 2)), lines
+        assert all(l[1] == "2" and l[3] == "16" for l in lines), lines
+        assert all(positive_finite(l[4]) and positive_finite(l[5]) for l in lines), lines
+        elapsed = [float(l[6]) for l in lines]
+        assert elapsed == sorted(elapsed), lines
+        # The last progress line's running loss is the epoch's train loss.
+        assert lines[-1][4] == summary["train_loss"], (lines[-1], summary)
+
+        assert positive_finite(summary["train_loss"]) and positive_finite(summary["test_loss"])
+        assert 0 < summary["test_accuracy"] <= 100
+        assert summary["samples_per_s"] > 0 and summary["seconds"] >= 0
+        assert all(v >= 0 for v in summary["phases"].values()), summary
+        # The same numbers as the --metrics row, rounded for the screen.
+        assert abs(float(summary["train_loss"]) - row["train_loss"]) <= 5.1e-5
+        assert abs(float(summary["test_loss"]) - row["test_loss"]) <= 5.1e-5
+        assert abs(summary["test_accuracy"] - 100 * row["test_accuracy"]) <= 5.1e-3
+        for phase in PHASES:
+            assert abs(summary["phases"][phase] - row[phase + "_s"]) <= 5.1e-3, (phase, row)
+    assert float(summaries[1]["train_loss"]) < float(summaries[0]["train_loss"])
+
+
+def test_the_json_line_has_every_field_the_issue_lists(plain_run):
+    p, rows = plain_run
+    j = final_json(p)
+    assert {"model", "devices", "epochs", "test_accuracy", "test_loss", "samples_per_s",
+            "seconds", "phases"} <= set(j), j
+    assert set(j["phases"]) == set(PHASES), j["phases"]
+    assert j["model"] == "mlp" and j["devices"] == ["cpu:0", "cpu:1"] and j["epochs"] == 2
+    assert abs(j["test_accuracy"] - rows[-1]["test_accuracy"]) <= 5.1e-5
+    assert abs(j["test_loss"] - rows[-1]["test_loss"]) <= 5.1e-5
+    # Phase seconds are the sums over the epochs; samples/s counts the training loop only,
+    # so it lies between the epochs' own rates, and the run took at least that long.
+    for phase in PHASES:
+        assert abs(j["phases"][phase] - sum(r[phase + "_s"] for r in rows)) <= 2e-4, phase
+    rates = [r["samples_per_s"] for r in rows]
+    assert min(rates) - 0.1 <= j["samples_per_s"] <= max(rates) + 0.1, (j, rates)
+    assert j["seconds"] >= sum(r["seconds"] for r in rows) - 2e-3, (j, rows)
+
+
+def run_on_a_terminal(dp_train, *args, timeout=120):
+    """dp-train with stderr on a pseudo-terminal (stdout a pipe): (returncode, stdout,
+    everything written to the terminal)."""
+    master, slave = os.openpty()
+    env = dict(os.environ, DP_CPU_DEVICES="2")
+    proc = subprocess.Popen([dp_train, *args], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    terminal = b""
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            if not select.select([master], [], [], 1)[0]:
+                continue
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: every writer has closed the terminal
+                break
+            if not chunk:
+                break
+            terminal += chunk
+    finally:
+        os.close(master)
+    out, _ = proc.communicate(timeout=60)
+    return proc.returncode, out.decode(), terminal.decode()
+
+
+def test_on_a_terminal_progress_is_a_bar_with_batches_eta_loss_and_rate(dp_train):
+    # 192 batches an epoch: the bar is redrawn every 0.1 s, so a slow enough epoch shows
+    # frames part of the way through as well as the last one, which is always drawn.
+    code, out, terminal = run_on_a_terminal(dp_train, "--limit", "12288", "--batch", "64",
+                                            "--epochs", "2", "--devices", "cpu:0,cpu:1")
+    assert code == 0, terminal
+    assert "batches," not in terminal, terminal  # no plain lines
+    frames = [BAR_PROGRESS.fullmatch(f.rstrip(" ")) for f in re.split(r"[\r\n]+", terminal)
+              if f.startswith("  epoch ")]
+    assert frames and all(frames), terminal
+    summaries = epoch_summaries(out)
+    assert len(summaries) == 2, out
+    for epoch, summary in zip((1, 2), summaries):
+        bars = [m.groups() for m in frames if int(m.group(1)) == epoch]
+        assert bars, terminal
+        for _, of, bar, done, total, loss, rate, eta in bars:
+            assert of == "2" and total == "192"
+            filled = int(int(done) / 192 * 30)
+            assert bar == ("=" * filled + ">" * (filled < 30)).ljust(30), bar
+            assert positive_finite(loss) and positive_finite(rate)
+            # The batches left at the rate so far, in whole seconds.
+            assert abs(int(eta) - (192 - int(done)) * 64 / (float(rate) * 1000)) <= 0.51, eta
+        assert [int(b[3]) for b in bars] == sorted(int(b[3]) for b in bars), bars
+        last = bars[-1]
+        assert last[3] == "192" and last[2] == "=" * 30 and last[7] == "0", last
+        assert last[5] == summary["train_loss"], (last, summary)
+
+
 def test_resuming_from_a_checkpoint_matches_the_uninterrupted_run(dp_train, tmp_path):
     common = ["--limit", "4096", "--devices", "cpu:0,cpu:1", "--json", "--quiet"]
     straight = tmp_path / "straight.safetensors"
@@ -68,10 +222,13 @@ def test_resuming_from_a_checkpoint_matches_the_uninterrupted_run(dp_train, tmp_
     assert p1.returncode == 0, p1.stderr
     resumed = tmp_path / "resumed.safetensors"
     os.replace(first, resumed)
-    p2 = run(dp_train, *common, "--epochs", "3", "--resume", str(resumed), "--checkpoint",
-             str(resumed))
+    # Without --quiet, so that the note and the epoch summaries show where it picked up.
+    p2 = run(dp_train, *[a for a in common if a != "--quiet"], "--epochs", "3", "--resume",
+             str(resumed), "--checkpoint", str(resumed))
     assert p2.returncode == 0, p2.stderr
-    assert "resuming after epoch 1" in p2.stderr or True  # --quiet hides the note
+    assert f"dp-train: resuming after epoch 1 from {resumed}" in p2.stderr.splitlines()
+    assert [l.split()[1] for l in p2.stdout.splitlines() if l.startswith("epoch ")] == \
+        ["2/3", "3/3"], p2.stdout
     a, b = final_json(p), final_json(p2)
     assert a["test_loss"] == b["test_loss"] and a["test_accuracy"] == b["test_accuracy"]
     # Same weights, optimizer state and metadata: the files are identical byte for byte.
@@ -225,6 +382,94 @@ def test_plot_and_metrics_files_are_written(dp_train, tmp_path):
     assert len(metrics(csv)) == 2
 
 
+@pytest.fixture(scope="module")
+def even_split_run(dp_train):
+    """The reference for the options below: 2048 samples, 2 epochs, 2 devices, defaults."""
+    p = run(dp_train, "--limit", "2048", "--epochs", "2", "--devices", "cpu:0,cpu:1", "--json",
+            "--quiet")
+    assert p.returncode == 0, p.stderr
+    return final_json(p)
+
+
+def run_2048(dp_train, tmp_path, *args):
+    """As even_split_run with args added; (final JSON, --metrics rows)."""
+    csv = tmp_path / "m.csv"
+    p = run(dp_train, "--limit", "2048", "--epochs", "2", "--devices", "cpu:0,cpu:1", "--json",
+            "--quiet", "--metrics", str(csv), *args)
+    assert p.returncode == 0, p.stderr
+    return final_json(p), metrics(csv)
+
+
+def assert_same_training(a, b):
+    """The same gradients in another order of summation: equal to the printed digits, but
+    for a few of the 10,000 test images near a tie."""
+    assert abs(a["test_loss"] - b["test_loss"]) <= 2e-4, (a, b)
+    assert abs(a["test_accuracy"] - b["test_accuracy"]) <= 3e-4, (a, b)
+
+
+def safetensors_header(path):
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8:8 + n])
+
+
+def test_adam_trains_the_mlp_above_chance_and_checkpoints_its_moments(dp_train, tmp_path):
+    ck = tmp_path / "adam.safetensors"
+    j, rows = run_2048(dp_train, tmp_path, "--optimizer", "adam", "--checkpoint", str(ck))
+    assert rows[1]["train_loss"] < rows[0]["train_loss"] < math.log(10), rows
+    assert j["test_accuracy"] > 0.5, j  # chance is 0.1; SGD gets ~0.59 here
+    header = safetensors_header(ck)
+    assert header["__metadata__"]["optimizer"] == "adam"
+    assert any(name.endswith("exp_avg_sq") for name in header), sorted(header)
+
+
+def test_output_device_cpu_1_trains_as_the_default_output_on_cpu_0(dp_train, tmp_path,
+                                                                     even_split_run):
+    j, rows = run_2048(dp_train, tmp_path, "--output-device", "cpu:1")
+    assert j["devices"] == ["cpu:0", "cpu:1"]
+    assert rows[1]["train_loss"] < rows[0]["train_loss"]
+    assert_same_training(j, even_split_run)
+
+
+def test_chunk_sizes_128_128_are_the_default_split_and_give_identical_results(
+        dp_train, tmp_path, even_split_run):
+    j, _ = run_2048(dp_train, tmp_path, "--chunk-sizes", "128,128")
+    assert (j["test_accuracy"], j["test_loss"]) == (even_split_run["test_accuracy"],
+                                                    even_split_run["test_loss"])
+
+
+def test_chunk_sizes_192_64_train_as_the_even_split_does(dp_train, tmp_path, even_split_run):
+    # The loss is the mean over the gathered batch, so the gradient does not depend on the
+    # split; the test set (batches of 1,000) is split evenly whatever --chunk-sizes says.
+    j, rows = run_2048(dp_train, tmp_path, "--chunk-sizes", "192,64")
+    assert rows[1]["train_loss"] < rows[0]["train_loss"]
+    assert j["test_accuracy"] > 0.5, j
+    assert_same_training(j, even_split_run)
+
+
+def test_momentum_0_is_accepted_and_changes_the_training(dp_train, tmp_path, even_split_run):
+    j, rows = run_2048(dp_train, tmp_path, "--momentum", "0")
+    assert rows[1]["train_loss"] < rows[0]["train_loss"] < math.log(10), rows
+    assert j["test_accuracy"] > 0.3, j
+    # Plain SGD takes smaller steps than with momentum 0.9: after 16 of them it is behind.
+    assert j["test_loss"] > even_split_run["test_loss"] + 0.1, (j, even_split_run)
+
+
+def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
+    p = run(dp_train, "--help")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert p.stdout.startswith("usage: dp-train"), p.stdout
+    listed = re.findall(r"^  (--[a-z-]+)", p.stdout, re.MULTILINE)
+    assert set(listed) >= {
+        "--model", "--epochs", "--batch", "--lr", "--momentum", "--optimizer", "--seed",
+        "--devices", "--output-device", "--chunk-sizes", "--limit", "--data", "--checkpoint",
+        "--resume", "--eval-only", "--metrics", "--plot", "--json", "--quiet", "--help"}, listed
+    for option, default in (("--model", "default mlp"), ("--epochs", "default 5"),
+                            ("--batch", "default 256"), ("--devices", "default all")):
+        line = next(l for l in p.stdout.splitlines() if l.startswith(f"  {option} "))
+        assert default in line, line
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--batch", "0"], "--batch = \"0\""),
     (["--epochs", "x"], "--epochs = \"x\""),
@@ -240,11 +485,9 @@ def test_plot_and_metrics_files_are_written(dp_train, tmp_path):
 def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, needle):
     p = run(dp_train, "--limit", "512", "--epochs", "1", *args)
     assert p.returncode == 2, (p.returncode, p.stderr)
-    lines = [l for l in p.stderr.splitlines() if l.startswith("dp-train:")]
+    lines = error_lines(p)
     assert len(lines) == 1, p.stderr
     assert needle in lines[0], lines[0]
-
-
 
 
 def test_corrupt_data_files_are_rejected_with_exit_2(dp_train, tmp_path):
@@ -264,7 +507,9 @@ def test_corrupt_data_files_are_rejected_with_exit_2(dp_train, tmp_path):
         (d / "train-labels-idx1-ubyte.gz").write_bytes(payload)
         p = run(dp_train, "--data", str(d), "--epochs", "1")
         assert p.returncode == 2, (what, p.returncode, p.stderr)
-        assert "train-labels-idx1-ubyte.gz" in p.stderr, (what, p.stderr)
+        lines = error_lines(p)
+        assert len(lines) == 1, (what, p.stderr)
+        assert f"{d}/train-labels-idx1-ubyte.gz" in lines[0], (what, lines)
 
 
 def test_a_checkpoint_of_another_model_is_rejected(dp_train, tmp_path):
@@ -272,10 +517,38 @@ def test_a_checkpoint_of_another_model_is_rejected(dp_train, tmp_path):
     p = run(dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1", "--checkpoint",
             str(ck), "--quiet")
     assert p.returncode == 0, p.stderr
-    r = run(dp_train, "--model", "mlp", "--limit", "512", "--epochs", "2", "--resume", str(ck))
-    assert r.returncode == 2 and "of model cnn, not mlp" in r.stderr, r.stderr
-    e = run(dp_train, "--model", "mlp", "--eval-only", str(ck))
-    assert e.returncode == 2 and str(ck) in e.stderr, e.stderr
+    for option in ("--resume", "--eval-only"):
+        r = run(dp_train, "--model", "mlp", "--limit", "512", "--epochs", "2", option, str(ck))
+        assert r.returncode == 2, (option, r.returncode, r.stderr)
+        assert error_lines(r) == [
+            f"dp-train: {option} {ck}: the checkpoint is of model cnn, not mlp"], r.stderr
+
+
+@pytest.fixture(scope="module")
+def mlp_checkpoint(dp_train, tmp_path_factory):
+    ck = tmp_path_factory.mktemp("ck") / "mlp.safetensors"
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--checkpoint", str(ck), "--quiet")
+    assert p.returncode == 0, p.stderr
+    return ck
+
+
+@pytest.mark.parametrize("option", ["--resume", "--eval-only"])
+@pytest.mark.parametrize("damage", ["random bytes", "truncated"])
+def test_an_unreadable_checkpoint_gives_one_line_naming_the_file_and_exit_2(
+        dp_train, tmp_path, mlp_checkpoint, option, damage):
+    bad = tmp_path / "bad.safetensors"
+    if damage == "random bytes":
+        bad.write_bytes(random.Random(5).randbytes(4096))
+    else:  # the header intact, half of the tensors' bytes gone
+        raw = mlp_checkpoint.read_bytes()
+        bad.write_bytes(raw[:len(raw) // 2])
+    p = run(dp_train, "--limit", "512", "--epochs", "2", option, str(bad))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    lines = error_lines(p)
+    assert len(lines) == 1, p.stderr
+    assert str(bad) in lines[0], lines[0]
+    if damage == "truncated":
+        assert "truncated" in lines[0], lines[0]
 
 
 def test_ctrl_c_keeps_the_last_complete_checkpoint(dp_train, tmp_path):
