@@ -85,10 +85,13 @@ AliasedParametersGuard::AliasedParametersGuard(const Module& original,
   const bool aliased = std::any_of(devices.begin() + 1, devices.end(),
                                    [&](Device d) { return d.is_cpu() && d != devices[0]; });
   if (!aliased) return;
-  for (const Tensor& t : original.parameters()) {
-    guarded_.push_back(t.impl()->storage);
-    guarded_.back()->add_aliasing_reader();
-  }
+  // Tied parameters are counted once per use, and released as often.
+  visit_modules(const_cast<Module&>(original), [&](const std::string&, Module& m) {
+    for (auto& [n, t] : m.own_parameters()) {
+      guarded_.push_back(t.impl()->storage);
+      guarded_.back()->add_aliasing_reader();
+    }
+  });
 }
 
 AliasedParametersGuard::~AliasedParametersGuard() {
