@@ -7,7 +7,8 @@
 //                       oneDNN's matmul with the weight as stored and prepacked
 //   dp-bench copy       64 MiB between two CPU devices vs memcpy
 //   dp-bench train      training samples/s: one device without the wrapper, then
-//                       DataParallel over 1..N CPU devices (--model mlp|cnn)
+//                       DataParallel over 1..N CPU devices (--model mlp|cnn), then over
+//                       N devices aliasing versus copying parameters and input chunks
 //   dp-bench overhead   the DataParallel overhead per step on a tiny model
 //   dp-bench scatter    scatter + gather of 64 MiB over 2 devices vs memcpy
 //   dp-bench cores      the machine's ceiling for data parallelism: dnnl_sgemm on one
@@ -293,7 +294,7 @@ Data load_data(size_t limit) {
 // Training samples/s over `steps` batches (after 5 warm-up steps), the loop as
 // torch_reference.py times it: batch assembly, forward, loss, backward, step.
 double train_rate(const Data& data, const char* model_name, int devices, bool wrapper,
-                  int64_t batch, int steps) {
+                  int64_t batch, int steps, bool alias_cpu = true) {
   dp_context* ctx = make_context(std::max(devices, 2));
   dp_module* model = nullptr;
   ok(build_model(ctx, model_name, cpu(0), &model), "model");
@@ -301,8 +302,9 @@ double train_rate(const Data& data, const char* model_name, int devices, bool wr
   if (wrapper) {
     std::vector<dp_device> ids;
     for (int i = 0; i < devices; ++i) ids.push_back(cpu(i));
-    ok(dp_data_parallel_create(model, ids.data(), ids.size(), nullptr, 0, nullptr, &dpw),
-       "wrapper");
+    dp_data_parallel_options o = DP_DATA_PARALLEL_OPTIONS_INIT;
+    o.alias_cpu = alias_cpu ? 1 : 0;
+    ok(dp_data_parallel_create(model, ids.data(), ids.size(), nullptr, 0, &o, &dpw), "wrapper");
   }
   dp_sgd_options so = DP_SGD_OPTIONS_INIT;
   so.lr = 0.05;
@@ -365,6 +367,22 @@ void bench_train(const char* model, int max_devices, const Data& data) {
         model, d, d > 1 ? "s" : "", rate, rate / one);
     std::fflush(stdout);
   }
+  if (max_devices < 2) return;
+  // CPU devices alias the parameters' broadcast and the input's chunks (alias_cpu, the
+  // default) instead of copying them: both ways, alternating, median of three each.
+  std::vector<double> aliasing, copying;
+  for (int round = 0; round < 3; ++round) {
+    aliasing.push_back(train_rate(data, model, max_devices, true, 256, steps, true));
+    copying.push_back(train_rate(data, model, max_devices, true, 256, steps, false));
+  }
+  std::sort(aliasing.begin(), aliasing.end());
+  std::sort(copying.begin(), copying.end());
+  std::printf(
+      "{\"bench\": \"train_alias\", \"model\": \"%s\", \"devices\": %d, "
+      "\"aliasing_samples_per_s\": %.1f, \"copying_samples_per_s\": %.1f, "
+      "\"aliasing_vs_copying\": %.3f}\n",
+      model, max_devices, aliasing[1], copying[1], aliasing[1] / copying[1]);
+  std::fflush(stdout);
 }
 
 // The wrapper's cost per step: a tiny model (Linear 8x8, batch 8), forward + backward on
