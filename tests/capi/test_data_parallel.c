@@ -1161,45 +1161,40 @@ static void batchnorm_statistics_keep_replica_0s_update_only(void** state) {
   assert_close_f32(var, want_var, 2, 1e-6, 1e-6);
 }
 
-static void buffer_sync_average_gives_the_mean_of_every_replicas_update(void** state) {
-  dp_context* ctx = (dp_context*)*state;
-  float mean[2], var[2], want_mean[2], want_var[2];
-  run_batchnorm_over_four_devices(ctx, DP_BUFFER_SYNC_AVERAGE, mean, var);
+/* Running statistics that are the mean of the updates (momentum 0.1, from mean 0 and
+   variance 1) of chunks 0 .. n-1. */
+static void assert_mean_of_chunk_updates(const float* mean, const float* var, int n) {
+  float want_mean[2], want_var[2];
   for (int c = 0; c < 2; ++c) {
     double sm = 0, sv = 0;
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < n; ++r) {
       double m, v;
       chunk_stats(r, c, &m, &v);
       sm += 0.1 * m;
       sv += 0.9 * 1.0 + 0.1 * v;
     }
-    want_mean[c] = (float)(sm / 4);
-    want_var[c] = (float)(sv / 4);
+    want_mean[c] = (float)(sm / n);
+    want_var[c] = (float)(sv / n);
   }
   assert_close_f32(mean, want_mean, 2, 1e-6, 1e-6);
   assert_close_f32(var, want_var, 2, 1e-6, 1e-6);
+}
+
+static void buffer_sync_average_gives_the_mean_of_every_replicas_update(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  float mean[2], var[2];
+  run_batchnorm_over_four_devices(ctx, DP_BUFFER_SYNC_AVERAGE, mean, var);
+  assert_mean_of_chunk_updates(mean, var, 4);
 }
 
 /* chunk_sizes {0, 2, 2, 2}: the original (replica 0) does not run, so the mean is over the
    three replicas that did; its own unchanged statistics must not dilute it. */
 static void buffer_sync_average_skips_a_device_ids_0_that_got_no_rows(void** state) {
   dp_context* ctx = (dp_context*)*state;
-  float mean[2], var[2], want_mean[2], want_var[2];
+  float mean[2], var[2];
   const int64_t sizes[4] = {0, 2, 2, 2};
   run_batchnorm_split(ctx, DP_BUFFER_SYNC_AVERAGE, 6, sizes, mean, var);
-  for (int c = 0; c < 2; ++c) {
-    double sm = 0, sv = 0;
-    for (int r = 0; r < 3; ++r) {
-      double m, v;
-      chunk_stats(r, c, &m, &v);
-      sm += 0.1 * m;
-      sv += 0.9 * 1.0 + 0.1 * v;
-    }
-    want_mean[c] = (float)(sm / 3);
-    want_var[c] = (float)(sv / 3);
-  }
-  assert_close_f32(mean, want_mean, 2, 1e-6, 1e-6);
-  assert_close_f32(var, want_var, 2, 1e-6, 1e-6);
+  assert_mean_of_chunk_updates(mean, var, 3);
 }
 
 static void parameter_gradient_is_the_sum_over_replicas_on_device_ids_0(void** state) {
