@@ -28,9 +28,10 @@ Tensor alias_on(const Tensor& t, Device device) {
   DP_CHECK(both_cpu(t.device(), device), kInternal,
            "alias_on: " << t.device().str() << " -> " << device.str() << " is not CPU to CPU");
   if (t.device() == device) return t.detach();
-  std::shared_ptr<Storage> keep = t.impl()->storage;
-  auto storage =
-      std::make_shared<Storage>(keep->context(), device, t.data(), t.nbytes(), [keep](void*) {});
+  const std::shared_ptr<Storage>& owner = t.impl()->storage;
+  auto storage = std::make_shared<Storage>(owner->context(), device, t.data(), t.nbytes(),
+                                           Storage::Deleter{});  // borrowed
+  storage->share_version_of(owner);
   auto impl = std::make_shared<TensorImpl>(std::move(storage), 0, t.shape(), t.dtype());
   impl->read_only = true;
   return Tensor(std::move(impl));

@@ -160,7 +160,11 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   if (skip_first) running.erase(running.begin());
   std::vector<std::vector<Tensor>> outputs;
   {
-    parallel::AliasedParametersGuard guard(*module_, replica_devices, options_.alias_cpu);
+    // parallel_apply guards the parameters the replicas alias; the broadcast inputs that
+    // they alias, replica 0 (under grad mode the caller's own tensor) must not write
+    // either.
+    parallel::AliasReadGuard guard(parallel::aliased_broadcast_memory(
+        inputs, broadcast, scattered.devices, options_.alias_cpu));
     outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
   }
   if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
@@ -175,7 +179,8 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
 void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas) {
   // The original's floating buffers become the mean over the replicas that ran (replica 0
   // is the original itself, absent when chunk_sizes gave device_ids[0] no rows); integer
-  // buffers (num_batches_tracked) keep the original's own count.
+  // buffers (num_batches_tracked) take the count of the first replica that ran: every
+  // replica counted the same batches, the original none when it was skipped.
   GradModeGuard no_grad(false);
   const auto mine = module_->named_buffers();
   std::vector<Module::Named> theirs;
@@ -183,7 +188,10 @@ void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& repl
   const double scale = 1.0 / static_cast<double>(replicas.size());
   for (size_t j = 0; j < mine.size(); ++j) {
     const Tensor& b = mine[j].second;
-    if (!is_floating(b.dtype())) continue;
+    if (!is_floating(b.dtype())) {
+      if (replicas[0] != module_) ops::copy_(b, theirs[0][j].second);
+      continue;
+    }
     std::vector<Tensor> all;
     for (const auto& list : theirs) all.push_back(list[j].second);
     Tensor sum = comm::reduce_add(all, b.device());
@@ -243,7 +251,8 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
   std::vector<std::vector<Tensor>> outputs;
   {
-    parallel::AliasedParametersGuard guard(module, scattered.devices, /*alias_cpu=*/true);
+    parallel::AliasReadGuard guard(
+        parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
     outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
   }
   return parallel::gather_outputs(outputs, out, dim, true, nullptr,

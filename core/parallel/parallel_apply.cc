@@ -3,6 +3,7 @@
 #include "device/context.h"
 #include "device/trace.h"
 #include "error.h"
+#include "parallel/replicate.h"
 
 namespace dp::parallel {
 
@@ -32,6 +33,9 @@ std::vector<std::vector<Tensor>> parallel_apply(
     }
   }
   auto ctx = replicas[0]->context();
+  // Replicas on other CPU devices read the original's parameters in place (alias_cpu):
+  // replica 0, the original, must not write them meanwhile.
+  AliasReadGuard guard(aliased_parameter_memory(replicas));
   auto run_replica = [&](size_t i) {
     trace::Span span("replica forward", static_cast<int64_t>(i));
     outputs[i] = replicas[i]->forward(inputs[i]);

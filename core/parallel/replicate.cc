@@ -79,23 +79,44 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
   return replicas;
 }
 
-AliasedParametersGuard::AliasedParametersGuard(const Module& original,
-                                               const std::vector<Device>& devices, bool alias_cpu) {
-  if (!alias_cpu || devices.empty() || !devices[0].is_cpu()) return;
-  const bool aliased = std::any_of(devices.begin() + 1, devices.end(),
-                                   [&](Device d) { return d.is_cpu() && d != devices[0]; });
-  if (!aliased) return;
-  // Tied parameters are counted once per use, and released as often.
-  visit_modules(const_cast<Module&>(original), [&](const std::string&, Module& m) {
-    for (auto& [n, t] : m.own_parameters()) {
-      guarded_.push_back(t.impl()->storage);
-      guarded_.back()->add_aliasing_reader();
-    }
-  });
+AliasReadGuard::AliasReadGuard(std::vector<std::shared_ptr<Storage>> storages)
+    : guarded_(std::move(storages)) {
+  for (const auto& s : guarded_) s->add_aliasing_reader();
 }
 
-AliasedParametersGuard::~AliasedParametersGuard() {
+AliasReadGuard::~AliasReadGuard() {
   for (const auto& s : guarded_) s->remove_aliasing_reader();
+}
+
+std::vector<std::shared_ptr<Storage>> aliased_parameter_memory(
+    const std::vector<std::shared_ptr<Module>>& replicas) {
+  std::vector<std::shared_ptr<Storage>> out;
+  for (const auto& r : replicas) {
+    if (!r) continue;
+    visit_modules(*r, [&](const std::string&, Module& m) {
+      for (auto& [n, t] : m.own_parameters()) {
+        if (t.defined() && t.impl()->storage->owner()) out.push_back(t.impl()->storage->owner());
+      }
+    });
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<Storage>> aliased_broadcast_memory(const std::vector<Tensor>& inputs,
+                                                               const std::vector<bool>& broadcast,
+                                                               const std::vector<Device>& devices,
+                                                               bool alias_cpu) {
+  std::vector<std::shared_ptr<Storage>> out;
+  if (!alias_cpu) return out;
+  for (size_t i = 0; i < inputs.size() && i < broadcast.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!broadcast[i] || !t.defined() || !t.device().is_cpu()) continue;
+    if (std::any_of(devices.begin(), devices.end(),
+                    [&](Device d) { return d != t.device() && d.is_cpu(); })) {
+      out.push_back(t.impl()->storage);
+    }
+  }
+  return out;
 }
 
 StateVersions state_versions(const Module& module) {

@@ -26,21 +26,31 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
                                                const ReplicateOptions& options,
                                                std::shared_ptr<PhaseStats> stats);
 
-// With alias_cpu, the replicas on CPU devices other than devices[0] read the original's
-// parameters in place, so an in-place write through the original (replica 0, or user code
-// elsewhere) would reach them mid-forward. For this guard's lifetime such a write is
-// refused (kState). Does nothing when no replica aliases the parameters.
-class AliasedParametersGuard {
+// Memory that replicas on other CPU devices read in place (alias_cpu) while they run: for
+// the guard's lifetime an in-place write to it is refused (kState), since it would reach
+// them mid-forward. Counted per storage, so guards of concurrent calls nest.
+class AliasReadGuard {
  public:
-  AliasedParametersGuard(const Module& original, const std::vector<Device>& devices,
-                         bool alias_cpu);
-  ~AliasedParametersGuard();
-  AliasedParametersGuard(const AliasedParametersGuard&) = delete;
-  AliasedParametersGuard& operator=(const AliasedParametersGuard&) = delete;
+  explicit AliasReadGuard(std::vector<std::shared_ptr<Storage>> storages);
+  ~AliasReadGuard();
+  AliasReadGuard(const AliasReadGuard&) = delete;
+  AliasReadGuard& operator=(const AliasReadGuard&) = delete;
 
  private:
   std::vector<std::shared_ptr<Storage>> guarded_;
 };
+
+// The storages that the replicas' parameters alias: the original's parameters, which
+// replica 0 (the original itself) could otherwise write while the others read them.
+std::vector<std::shared_ptr<Storage>> aliased_parameter_memory(
+    const std::vector<std::shared_ptr<Module>>& replicas);
+
+// The broadcast-marked inputs (broadcast[i]) that other CPU devices among `devices` alias
+// (alias_cpu): under grad mode replica 0 gets the caller's own tensor.
+std::vector<std::shared_ptr<Storage>> aliased_broadcast_memory(const std::vector<Tensor>& inputs,
+                                                               const std::vector<bool>& broadcast,
+                                                               const std::vector<Device>& devices,
+                                                               bool alias_cpu);
 
 // The module's parameters and buffers in one fixed order (tied ones once), with the
 // versions they have now: replica caching compares these.

@@ -33,8 +33,22 @@ class Storage {
   Device device() const { return device_; }
   const std::weak_ptr<Context>& context() const { return ctx_; }
 
-  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // An alias (CPU replicas: another device's view of `owner`'s memory) shares the owner's
+  // version counter, so a write through the owner is seen by whoever saved the alias for
+  // backward. Keeps the owner alive.
+  void share_version_of(std::shared_ptr<Storage> owner) { owner_ = std::move(owner); }
+  // The storage whose memory this one aliases (null when it owns or borrows its own).
+  const std::shared_ptr<Storage>& owner() const { return owner_; }
+  uint64_t version() const {
+    return owner_ ? owner_->version() : version_.load(std::memory_order_relaxed);
+  }
+  void bump_version() {
+    if (owner_) {
+      owner_->bump_version();
+    } else {
+      version_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 
   // Counted while DataParallel replicas on other CPU devices read this memory in place
   // (alias_cpu): an in-place write would reach them, so Tensor::bump_version refuses it.
@@ -53,6 +67,7 @@ class Storage {
   Deleter deleter_;
   std::atomic<uint64_t> version_{0};
   std::atomic<int> aliasing_readers_{0};
+  std::shared_ptr<Storage> owner_;  // set on aliases: see share_version_of
 };
 
 }  // namespace dp

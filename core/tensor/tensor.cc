@@ -48,8 +48,9 @@ void Tensor::bump_version() const {
            "cannot write in place to a tensor on "
                << device().str()
                << " while DataParallel replicas on other CPU devices read its memory in place "
-                  "(a parameter of the original module, which the replicas alias); create the "
-                  "wrapper with alias_cpu off for a module that writes its parameters in forward");
+                  "(the original module's parameter or a broadcast input, which they alias); for "
+                  "a module that writes these in forward, create the wrapper with alias_cpu off "
+                  "so that the replicas get copies");
   impl_->storage->bump_version();
 }
 

@@ -817,7 +817,8 @@ DP_EXPORT dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device out
 /**
  * n_devices replicas of `module` (which must be on devices[0]): replicas[0] is the
  * module itself; the others hold broadcast copies of the parameters (gradients flow back
- * into the module's) and copies of the buffers. New references in replicas[].
+ * into the module's) and copies of the buffers. On CPU devices the parameter copies alias
+ * the module's memory, read-only (as with alias_cpu). New references in replicas[].
  */
 DP_EXPORT dp_result dp_replicate(dp_module* module, const dp_device* devices, size_t n_devices,
                                  dp_module** replicas);
@@ -825,7 +826,9 @@ DP_EXPORT dp_result dp_replicate(dp_module* module, const dp_device* devices, si
  * Runs replicas[i] on inputs[i * inputs_per_replica ...] on devices[i], all at once.
  * Each replica's inputs must be on its device (DP_ERR_DEVICE_MISMATCH otherwise, before
  * anything runs). Each replica must return one output: outputs[i] (new references). On
- * failure every replica has still finished and nothing is returned.
+ * failure every replica has still finished and nothing is returned. While they run, the
+ * parameters that replicas alias (dp_replicate on CPU devices) refuse in-place writes,
+ * replica 0's included (DP_ERR_STATE).
  */
 DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
                                       dp_tensor* const* inputs, size_t inputs_per_replica,

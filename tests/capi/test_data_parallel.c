@@ -29,6 +29,7 @@ typedef enum fwd_mode {
   FWD_TIED,            /* x * a + x * b, where a and b may be one tied tensor */
   FWD_AFFINE,          /* x * inputs[2] + inputs[1] (the broadcast inputs) */
   FWD_RAGGED,          /* x on every device but cpu:2, which returns sum over dim 1 */
+  FWD_WRITE_W,         /* on cpu:0, w = {5, 5} in place first; then x * w */
 } fwd_mode;
 
 typedef struct recorder {
@@ -130,6 +131,12 @@ static dp_result recording_forward(void* user_data, dp_module* self, dp_tensor* 
       case FWD_MUL_W:
         r = dp_op_mul(x, w, &y);
         break;
+      case FWD_WRITE_W: {
+        const float five[2] = {5.0f, 5.0f};
+        if (dev == 0) r = dp_tensor_copy_from_host(w, five, sizeof five);
+        if (r == DP_OK) r = dp_op_mul(x, w, &y);
+        break;
+      }
       case FWD_SCALE_BY_DEVICE:
         r = dp_op_scale(x, (double)(dev + 1), &y);
         break;
@@ -1115,9 +1122,10 @@ static void chunk_stats(int chunk, int c, double* mean, double* var) {
 }
 
 /* BatchNorm1d(2) over cpu:0..3 on `rows` rows of seq_matrix, split by `sizes` (NULL: the
-   default 2 rows per device); the original's running statistics after one forward. */
+   default 2 rows per device); the original's running statistics and batch count after
+   one forward. */
 static void run_batchnorm_split(dp_context* ctx, dp_buffer_sync sync, int64_t rows,
-                                const int64_t* sizes, float* mean, float* var) {
+                                const int64_t* sizes, float* mean, float* var, int64_t* batches) {
   dp_module* bn = NULL;
   ASSERT_OK(dp_module_batchnorm1d(ctx, 2, 1e-5, 0.1, cpu_dev(0), &bn));
   ASSERT_OK(dp_module_train(bn, 1));
@@ -1132,10 +1140,13 @@ static void run_batchnorm_split(dp_context* ctx, dp_buffer_sync sync, int64_t ro
   dp_tensor* y = forward1(dp, x);
   dp_tensor* rm = param(bn, "running_mean");
   dp_tensor* rv = param(bn, "running_var");
+  dp_tensor* nb = param(bn, "num_batches_tracked");
   read_f32(rm, mean, 2);
   read_f32(rv, var, 2);
+  ASSERT_OK(dp_tensor_to_host(nb, batches, sizeof *batches));
   dp_tensor_release(rm);
   dp_tensor_release(rv);
+  dp_tensor_release(nb);
   dp_tensor_release(y);
   dp_tensor_release(x);
   dp_data_parallel_release(dp);
@@ -1144,7 +1155,9 @@ static void run_batchnorm_split(dp_context* ctx, dp_buffer_sync sync, int64_t ro
 
 static void run_batchnorm_over_four_devices(dp_context* ctx, dp_buffer_sync sync, float* mean,
                                             float* var) {
-  run_batchnorm_split(ctx, sync, 8, NULL, mean, var);
+  int64_t batches = 0;
+  run_batchnorm_split(ctx, sync, 8, NULL, mean, var, &batches);
+  assert_int_equal(batches, 1);
 }
 
 static void batchnorm_statistics_keep_replica_0s_update_only(void** state) {
@@ -1188,13 +1201,16 @@ static void buffer_sync_average_gives_the_mean_of_every_replicas_update(void** s
 }
 
 /* chunk_sizes {0, 2, 2, 2}: the original (replica 0) does not run, so the mean is over the
-   three replicas that did; its own unchanged statistics must not dilute it. */
+   three replicas that did; its own unchanged statistics must not dilute it, and its batch
+   count is theirs. */
 static void buffer_sync_average_skips_a_device_ids_0_that_got_no_rows(void** state) {
   dp_context* ctx = (dp_context*)*state;
   float mean[2], var[2];
   const int64_t sizes[4] = {0, 2, 2, 2};
-  run_batchnorm_split(ctx, DP_BUFFER_SYNC_AVERAGE, 6, sizes, mean, var);
+  int64_t batches = 0;
+  run_batchnorm_split(ctx, DP_BUFFER_SYNC_AVERAGE, 6, sizes, mean, var, &batches);
   assert_mean_of_chunk_updates(mean, var, 3);
+  assert_int_equal(batches, 1);
 }
 
 static void parameter_gradient_is_the_sum_over_replicas_on_device_ids_0(void** state) {
@@ -1959,6 +1975,45 @@ static void data_parallel_apply_does_not_move_the_module(void** state) {
   dp_module_release(m);
 }
 
+/* dp_replicate's replicas on other CPU devices alias the module's parameters: while
+   dp_parallel_apply runs them, replica 0 (the module itself) cannot write those in place. */
+static void the_stages_refuse_a_write_to_parameters_other_replicas_alias(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  recorder rec;
+  recorder_init(&rec, FWD_WRITE_W);
+  dp_module* m = recording_module(ctx, &rec, kW2, 2, cpu_dev(0));
+  dp_device devs[2];
+  cpu_range(devs, 2, 0);
+  dp_tensor* x = seq_matrix(ctx, 4, 2, cpu_dev(0));
+  dp_tensor* chunks[2] = {NULL};
+  size_t n = 0;
+  ASSERT_OK(dp_scatter(x, devs, 2, NULL, 0, chunks, &n));
+  dp_module* reps[2] = {NULL};
+  ASSERT_OK(dp_replicate(m, devs, 2, reps));
+  dp_tensor* outs[2] = {NULL};
+  assert_int_equal(dp_parallel_apply(reps, 2, chunks, 1, devs, outs), DP_ERR_STATE);
+  /* The callback's own error, as the library wraps it. */
+  assert_non_null(strstr(dp_last_error(), "in replica 0 on device cpu:0: "));
+  assert_non_null(strstr(dp_last_error(),
+                         "cannot write in place to a tensor on cpu:0 while DataParallel "
+                         "replicas on other CPU devices read"));
+  assert_null(outs[0]);
+  dp_tensor* w = param(m, "w");
+  float got[2];
+  read_f32(w, got, 2);
+  assert_close_f32(got, kW2, 2, 0, 0); /* unchanged */
+  const float five[2] = {5.0f, 5.0f};
+  ASSERT_OK(dp_tensor_copy_from_host(w, five, sizeof five)); /* writable once they stopped */
+  dp_tensor_release(w);
+  for (int d = 0; d < 2; ++d) {
+    dp_tensor_release(chunks[d]);
+    dp_module_release(reps[d]);
+  }
+  dp_tensor_release(x);
+  dp_module_release(m);
+  recorder_destroy(&rec);
+}
+
 static void the_four_stages_compose_into_one_forward(void** state) {
   dp_context* ctx = (dp_context*)*state;
   recorder rec;
@@ -2327,6 +2382,7 @@ int main(void) {
       cmocka_unit_test(data_parallel_apply_matches_one_forward_of_the_wrapper),
       cmocka_unit_test(data_parallel_apply_does_not_move_the_module),
       cmocka_unit_test(the_four_stages_compose_into_one_forward),
+      cmocka_unit_test(the_stages_refuse_a_write_to_parameters_other_replicas_alias),
       /* Section 9 */
       cmocka_unit_test(wrapper_checkpoints_use_the_inner_modules_names),
       cmocka_unit_test(phase_times_are_recorded_accumulated_and_reset),

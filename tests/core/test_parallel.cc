@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -222,42 +223,96 @@ TEST(DataParallelReplicas, BroadcastSourceCopyIsReadOnlyOnlyWhileOtherDevicesAli
   EXPECT_EQ(host(copied[1][0]), (std::vector<float>{3, 3, 3}));
 }
 
-// A module whose forward writes its own parameter in place. Replica 0 is the original,
-// whose parameters the other CPU replicas alias: the write is refused while they run
-// (it would change what replica 1 reads mid-forward), and allowed again afterwards. With
-// alias_cpu off every replica has its own copy, and replica 0's write persists in the
-// original as in PyTorch.
-TEST(DataParallelReplicas, ReplicaZeroCannotWriteParametersTheOtherReplicasAlias) {
-  for (bool alias : {true, false}) {
-    SCOPED_TRACE(alias ? "alias_cpu on" : "alias_cpu off");
-    auto ctx = make_ctx(2);
-    GradModeGuard no_grad(false);
-    auto m = std::make_shared<CallbackModule>(
-        ctx, "WritesItsWeight",
-        [](Module& self, const std::vector<Tensor>& in) {
-          const Tensor w = self.parameters()[0];
-          if (w.device() == cpu(0)) ops::fill_(w, 5.0);
-          return std::vector<Tensor>{ops::mul(in[0], w)};
-        },
-        nullptr);
-    m->register_parameter("w", ops::full(ctx, {2}, DType::kFloat32, cpu(0), 2.0));
-    const Tensor w = m->parameters()[0];
-    DataParallelOptions o;
-    o.alias_cpu = alias;
-    DataParallel dp(m, {cpu(0), cpu(1)}, std::nullopt, 0, o);
-    const Tensor x = ops::full(ctx, {4, 2}, DType::kFloat32, cpu(0), 1.0);
-    if (alias) {
-      expect_state_error([&] { dp.forward({x}); },
-                         "in replica 0 on device cpu:0: cannot write in place to a tensor on "
-                         "cpu:0 while DataParallel replicas on other CPU devices read its memory");
-      EXPECT_EQ(host(w), (std::vector<float>{2, 2}));
-      ops::fill_(w, 2.0);  // no replica runs now: writable again
-    } else {
-      const auto y = host(dp.forward({x})[0]);
-      EXPECT_EQ(y, (std::vector<float>{5, 5, 5, 5, 2, 2, 2, 2}));  // replica 1 kept w = 2
-      EXPECT_EQ(host(w), (std::vector<float>{5, 5}));
+// A module whose forward writes, on cpu:0, its own parameter (what = "parameter") or its
+// second input (what = "input") in place, then returns x * w * s.
+std::shared_ptr<CallbackModule> writing_module(const std::shared_ptr<Context>& ctx,
+                                               const std::string& what) {
+  auto m = std::make_shared<CallbackModule>(
+      ctx, "WritesInPlace",
+      [what](Module& self, const std::vector<Tensor>& in) {
+        const Tensor w = self.parameters()[0];
+        if (w.device() == cpu(0)) ops::fill_(what == "parameter" ? w : in[1], 5.0);
+        return std::vector<Tensor>{ops::mul(ops::mul(in[0], w), in[1])};
+      },
+      nullptr);
+  m->register_parameter("w", ops::full(ctx, {2}, DType::kFloat32, cpu(0), 2.0));
+  return m;
+}
+
+const char* const kAliasedWrite =
+    "in replica 0 on device cpu:0: cannot write in place to a tensor on cpu:0 while "
+    "DataParallel replicas on other CPU devices read its memory in place";
+
+// Replica 0 is the original: it runs with the original's parameters and, under grad mode,
+// the caller's own broadcast input, both of which the replica on cpu:1 aliases. A write
+// through them is refused while the replicas run (it would change what replica 1 reads
+// mid-forward) and allowed again afterwards, through the wrapper (fresh or cached
+// replicas) and the functional form alike. With alias_cpu off every replica has its own
+// copies and replica 0's write persists in the original, as in PyTorch.
+TEST(DataParallelReplicas, ReplicaZeroCannotWriteWhatTheOtherReplicasAlias) {
+  for (const std::string what : {"parameter", "input"}) {
+    for (const std::string how : {"wrapper", "cached", "functional", "copying"}) {
+      SCOPED_TRACE(what + " through " + how);
+      auto ctx = make_ctx(2);
+      auto m = writing_module(ctx, what);
+      const Tensor w = m->parameters()[0];
+      const Tensor x = ops::full(ctx, {4, 2}, DType::kFloat32, cpu(0), 1.0);
+      Tensor s = ops::full(ctx, {2}, DType::kFloat32, cpu(0), 3.0);
+      s.set_requires_grad(what == "input");  // the caller's own tensor reaches replica 0
+      std::optional<GradModeGuard> no_grad;
+      if (how == "cached") no_grad.emplace(false);  // replicas are cached without grad
+      DataParallelOptions o;
+      o.alias_cpu = how != "copying";
+      o.cache_replicas = how == "cached";
+      DataParallel dp(m, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+      auto forward = [&] {
+        return how == "functional"
+                   ? data_parallel(*m, {x, s}, {cpu(0), cpu(1)}, std::nullopt, 0, {false, true})
+                   : dp.forward({x, s}, {false, true});
+      };
+      if (how == "cached") {
+        ASSERT_THROW(forward(), Error);  // the first call fills the cache
+      }
+      if (how != "copying") {
+        // Without grad mode replica 0's input is a read-only view, refused as such.
+        expect_state_error(forward, how == "cached" && what == "input"
+                                        ? "in replica 0 on device cpu:0: cannot write in place "
+                                          "to a tensor on cpu:0 that aliases another device's"
+                                        : kAliasedWrite);
+        EXPECT_EQ(host(w), (std::vector<float>{2, 2}));
+        EXPECT_EQ(host(s), (std::vector<float>{3, 3}));
+        GradModeGuard off(false);
+        ops::fill_(w, 2.0);  // no replica runs now: writable again
+        ops::fill_(s, 3.0);
+      } else {
+        // Replica 0 wrote 5 into its w or s before multiplying; replica 1 kept 2 * 3.
+        const float first = what == "parameter" ? 5 * 3 : 2 * 5;
+        const auto y = host(forward()[0]);
+        EXPECT_EQ(y, (std::vector<float>{first, first, first, first, 6, 6, 6, 6}));
+        EXPECT_EQ(what == "parameter" ? host(w) : host(s), (std::vector<float>{5, 5}));
+      }
     }
   }
+}
+
+// A replica on cpu:1 saves its aliased parameter for backward. An in-place write to the
+// original between forward and backward (here an optimizer-like fill) changes what that
+// backward would read, so backward refuses, as replica 0's own saved parameter would; the
+// check must hold even when chunk_sizes give cpu:0 no rows and replica 0 does not run.
+TEST(DataParallelReplicas, BackwardSeesAWriteToTheOriginalThroughTheAlias) {
+  auto ctx = make_ctx(2);
+  auto m = std::make_shared<Linear>(ctx, 2, 2, true, cpu(0), DType::kFloat32);
+  DataParallelOptions o;
+  o.chunk_sizes = {0, 4};
+  DataParallel dp(m, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+  Tensor x = ops::full(ctx, {4, 2}, DType::kFloat32, cpu(0), 1.0);
+  x.set_requires_grad(true);
+  const Tensor y = dp.forward({x})[0];
+  {
+    GradModeGuard off(false);
+    ops::fill_(m->parameters()[0], 0.5);
+  }
+  expect_state_error([&] { backward({ops::sum(y)}, {}); }, "was modified in place since");
 }
 
 // SPEC 6: replicas, inputs and devices must have equal lengths. (The C API's
