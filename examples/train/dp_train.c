@@ -980,11 +980,12 @@ int main(int argc, char** argv) {
         phase_sum.scatter, phase_sum.replicate, phase_sum.apply, phase_sum.gather,
         phase_sum.backward, phase_sum.reduce, optimizer_sum);
   }
+
+done: /* also reached by --eval-only and when memory runs out */
   free(perm);
   free(xbuf);
   free(ybuf);
   free(records);
-
   dp_optimizer_release(opt);
   if (eval_dpw != dpw) dp_data_parallel_release(eval_dpw);
   dp_data_parallel_release(dpw);
@@ -992,13 +993,4 @@ int main(int argc, char** argv) {
   dp_context_release(ctx);
   fashion_mnist_free(&data);
   return exit_code;
-
-done:
-  dp_optimizer_release(opt);
-  if (eval_dpw != dpw) dp_data_parallel_release(eval_dpw);
-  dp_data_parallel_release(dpw);
-  dp_module_release(model);
-  dp_context_release(ctx);
-  fashion_mnist_free(&data);
-  return 0;
 }
