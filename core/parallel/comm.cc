@@ -24,6 +24,11 @@ Tensor view_into(const Tensor& bucket, int64_t offset, const Shape& shape) {
 
 }  // namespace
 
+bool aliased_by_another_device(Device src, const std::vector<Device>& devices, bool alias_cpu) {
+  return alias_cpu && std::any_of(devices.begin(), devices.end(),
+                                  [&](Device d) { return d != src && both_cpu(d, src); });
+}
+
 Tensor alias_on(const Tensor& t, Device device) {
   DP_CHECK(both_cpu(t.device(), device), kInternal,
            "alias_on: " << t.device().str() << " -> " << device.str() << " is not CPU to CPU");
@@ -72,9 +77,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
   // The devices that need real copies. When other CPU devices alias the source's memory,
   // the source device's own copy (a view) is read-only as theirs are: a write through it
   // would reach them.
-  const bool aliased = alias_cpu && std::any_of(devices.begin(), devices.end(), [&](Device d) {
-                         return d != src && both_cpu(d, src);
-                       });
+  const bool aliased = aliased_by_another_device(src, devices, alias_cpu);
   std::vector<size_t> copy_to;
   for (size_t d = 0; d < devices.size(); ++d) {
     const Device dev = devices[d];

@@ -19,6 +19,10 @@ constexpr size_t kDefaultBucketBytes = size_t{10} << 20;  // PyTorch's 10 MiB bu
 // result is read-only and keeps t's memory alive.
 Tensor alias_on(const Tensor& t, Device device);
 
+// Whether a broadcast from `src` with alias_cpu gives some other device of `devices` an
+// alias of src's memory (both CPU devices) rather than a copy.
+bool aliased_by_another_device(Device src, const std::vector<Device>& devices, bool alias_cpu);
+
 // Copies of `tensors` (all on one device) on each of `devices`. Tensors are packed into
 // buckets of about bucket_bytes, one transfer per bucket and device (an NCCL broadcast
 // when the backend has one); the results are views into the buckets. With alias_cpu,

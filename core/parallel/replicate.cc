@@ -1,11 +1,11 @@
 #include "parallel/replicate.h"
 
-#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
 #include "error.h"
+#include "parallel/comm.h"
 #include "parallel/functions.h"
 
 namespace dp::parallel {
@@ -107,12 +107,10 @@ std::vector<std::shared_ptr<Storage>> aliased_broadcast_memory(const std::vector
                                                                const std::vector<Device>& devices,
                                                                bool alias_cpu) {
   std::vector<std::shared_ptr<Storage>> out;
-  if (!alias_cpu) return out;
   for (size_t i = 0; i < inputs.size() && i < broadcast.size(); ++i) {
     const Tensor& t = inputs[i];
-    if (!broadcast[i] || !t.defined() || !t.device().is_cpu()) continue;
-    if (std::any_of(devices.begin(), devices.end(),
-                    [&](Device d) { return d != t.device() && d.is_cpu(); })) {
+    if (broadcast[i] && t.defined() &&
+        comm::aliased_by_another_device(t.device(), devices, alias_cpu)) {
       out.push_back(t.impl()->storage);
     }
   }
