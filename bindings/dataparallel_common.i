@@ -169,11 +169,13 @@ dp_result dp_checkpoint_metadata_string(const char* path, const char* key, char*
    capacity, count) triples; each checks the counts, then calls the function it replaces
    under that function's name. */
 %ignore dp_data_parallel_forward;
+%ignore dp_data_parallel_apply;
 %ignore dp_op_split;
 %ignore dp_scatter;
 %ignore dp_replicate;
 %ignore dp_parallel_apply;
 %rename(dp_data_parallel_forward) dp_data_parallel_forward_flags;
+%rename(dp_data_parallel_apply) dp_data_parallel_apply_flags;
 %rename(dp_op_split) dp_op_split_into;
 %rename(dp_scatter) dp_scatter_into;
 %rename(dp_replicate) dp_replicate_into;
@@ -190,6 +192,21 @@ dp_result dp_data_parallel_forward_flags(dp_data_parallel* dp, dp_tensor* const*
                          "broadcast has %zu flags but there are %zu inputs", n_flags, n_inputs);
   }
   return dp_data_parallel_forward(dp, inputs, flags, n_inputs, outputs, capacity, n_outputs);
+}
+
+/* dp_data_parallel_apply with the broadcast flags (NULL or n_flags == n_inputs) after the
+   inputs. */
+dp_result dp_data_parallel_apply_flags(dp_module* module, dp_tensor* const* inputs,
+                                       size_t n_inputs, const int* flags, size_t n_flags,
+                                       const dp_device* device_ids, size_t n_devices,
+                                       const dp_device* output_device, int32_t dim,
+                                       dp_tensor** outputs, size_t capacity, size_t* n_outputs) {
+  if (flags && n_flags != n_inputs) {
+    return dp_bind_error(DP_ERR_INVALID_ARGUMENT,
+                         "broadcast has %zu flags but there are %zu inputs", n_flags, n_inputs);
+  }
+  return dp_data_parallel_apply(module, inputs, flags, n_inputs, device_ids, n_devices,
+                                output_device, dim, outputs, capacity, n_outputs);
 }
 
 /* dp_op_split's pieces into outputs[0 .. n). */

@@ -19,6 +19,13 @@ std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const 
   return out;
 }
 
+// broadcast[0..n) as flags (none when broadcast is NULL: every input is split).
+std::vector<bool> broadcast_flags(const int* broadcast, size_t n) {
+  std::vector<bool> flags;
+  if (broadcast) flags.assign(broadcast, broadcast + n);
+  return flags;
+}
+
 // Hands `ts` out through outputs[0..capacity) and *n_outputs.
 void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
               size_t capacity, size_t* n_outputs) {
@@ -86,11 +93,8 @@ dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* input
     dp_data_parallel* h = check(dp, "dp");
     out_ptr(n_outputs, "n_outputs");
     std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs");
-    std::vector<bool> flags;
-    if (broadcast) {
-      for (size_t i = 0; i < n_inputs; ++i) flags.push_back(broadcast[i] != 0);
-    }
-    hand_out(h->rep->forward(in, flags), h->ctx, outputs, capacity, n_outputs);
+    hand_out(h->rep->forward(in, broadcast_flags(broadcast, n_inputs)), h->ctx, outputs, capacity,
+             n_outputs);
   });
 }
 
@@ -246,8 +250,8 @@ dp_result dp_parallel_apply(dp_module* const* replicas, size_t n, dp_tensor* con
   });
 }
 
-dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, size_t n_inputs,
-                                 const dp_device* device_ids, size_t n_devices,
+dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, const int* broadcast,
+                                 size_t n_inputs, const dp_device* device_ids, size_t n_devices,
                                  const dp_device* output_device, int32_t dim, dp_tensor** outputs,
                                  size_t capacity, size_t* n_outputs) {
   return guard([&] {
@@ -259,7 +263,7 @@ dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, si
     std::optional<dp::Device> output;
     if (output_device) output = to_core(*output_device);
     auto result = dp::data_parallel(*m->rep, in, to_devices(device_ids, n_devices, "device_ids"),
-                                    output, dim);
+                                    output, dim, broadcast_flags(broadcast, n_inputs));
     hand_out(result, m->ctx, outputs, capacity, n_outputs);
   });
 }

@@ -836,12 +836,15 @@ DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
 /**
  * The functional form: one DataParallel forward of module (on device_ids[0]) without a
  * wrapper, without moving the module and without the imbalance check. Arguments as
- * dp_data_parallel_create and dp_data_parallel_forward.
+ * dp_data_parallel_create (device_ids, output_device, dim; default options) and
+ * dp_data_parallel_forward (inputs borrowed; broadcast NULL or one flag per input, an
+ * input flagged non-zero reaches every device whole; outputs new references).
  */
 DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs,
-                                           size_t n_inputs, const dp_device* device_ids,
-                                           size_t n_devices, const dp_device* output_device,
-                                           int32_t dim, dp_tensor** outputs, size_t capacity,
+                                           const int* broadcast, size_t n_inputs,
+                                           const dp_device* device_ids, size_t n_devices,
+                                           const dp_device* output_device, int32_t dim,
+                                           dp_tensor** outputs, size_t capacity,
                                            size_t* n_outputs);
 
 /* ---------------------------------------------------------------------------------- */
@@ -1009,8 +1012,9 @@ typedef struct dp_api {
   dp_result (*replicate)(dp_module*, const dp_device*, size_t, dp_module**);
   dp_result (*parallel_apply)(dp_module* const*, size_t, dp_tensor* const*, size_t,
                               const dp_device*, dp_tensor**);
-  dp_result (*data_parallel_apply)(dp_module*, dp_tensor* const*, size_t, const dp_device*, size_t,
-                                   const dp_device*, int32_t, dp_tensor**, size_t, size_t*);
+  dp_result (*data_parallel_apply)(dp_module*, dp_tensor* const*, const int*, size_t,
+                                   const dp_device*, size_t, const dp_device*, int32_t, dp_tensor**,
+                                   size_t, size_t*);
   dp_result (*checkpoint_save)(const dp_module*, const dp_optimizer*, const char*,
                                const dp_metadata_entry*, size_t);
   dp_result (*checkpoint_load)(dp_module*, dp_optimizer*, const char*);

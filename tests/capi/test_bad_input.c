@@ -1497,45 +1497,48 @@ CALL(parallel_apply__input_count_overflows,
      dp_parallel_apply((dp_module* const[]){f->lin, f->lin}, 2, (dp_tensor* const[]){f->x},
                        (SIZE_MAX / 2 + 1), (const dp_device[]){CPU(0), CPU(0)}, o->ts))
 CALL(data_parallel_apply__module_null,
-     dp_data_parallel_apply(NULL, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(NULL, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__module_is_an_optimizer,
-     dp_data_parallel_apply(AS_M(f->opt), (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(AS_M(f->opt), (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__n_outputs_null,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 4, NULL))
 CALL(data_parallel_apply__inputs_null_with_count,
-     dp_data_parallel_apply(f->lin, NULL, 1, (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts,
-                            4, &o->z))
+     dp_data_parallel_apply(f->lin, NULL, NULL, 1, (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0,
+                            o->ts, 4, &o->z))
 CALL(data_parallel_apply__inputs_0_is_a_context,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){AS_T(f->ctx)}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){AS_T(f->ctx)}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__device_ids_null_with_count,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1, NULL, 2, NULL, 0, o->ts, 4,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1, NULL, 2, NULL, 0, o->ts, 4,
                             &o->z))
 CALL(data_parallel_apply__device_ids_empty,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 0, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__device_id_cpu_2,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(2)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__device_id_repeated,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(0)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__output_device_cpu_2,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, &(dp_device){DP_DEVICE_CPU, 2},
                             0, o->ts, 4, &o->z))
 CALL(data_parallel_apply__outputs_null,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, NULL, 4, &o->z))
 CALL(data_parallel_apply__capacity_0,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 0, &o->z))
 CALL(data_parallel_apply__module_not_on_device_ids_0,
-     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, 1,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(1), CPU(0)}, 2, NULL, 0, o->ts, 4, &o->z))
+CALL(data_parallel_apply__scalar_input_not_broadcast,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x, f->s}, (const int[]){0, 0}, 2,
+                            (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, 4, &o->z))
 CALL(tensor_from_dlpack__ndim_9, dp_tensor_from_dlpack(f->ctx, &f->dlv[DLV_NDIM_9], &o->t))
 CALL(tensor_from_dlpack__ndim_negative,
      dp_tensor_from_dlpack(f->ctx, &f->dlv[DLV_NDIM_NEGATIVE], &o->t))
@@ -2889,6 +2892,8 @@ static const row kRows[] = {
     ROW(data_parallel_apply__module_not_on_device_ids_0, DP_ERR_DEVICE_MISMATCH,
         "module must have its parameters and buffers on device cpu:1 (device_ids[0]) but found "
         "\"weight\" on cpu:0"),
+    ROW(data_parallel_apply__scalar_input_not_broadcast, DP_ERR_SHAPE_MISMATCH,
+        "inputs[1] is a 0-dim tensor, which cannot be scattered"),
     ROW(tensor_from_dlpack__ndim_9, DP_ERR_OUT_OF_RANGE, "DLPack tensor has ndim = 9"),
     ROW(tensor_from_dlpack__ndim_negative, DP_ERR_OUT_OF_RANGE, "DLPack tensor has ndim = -1"),
     ROW(tensor_from_dlpack__shape_null, DP_ERR_INVALID_ARGUMENT, "DLPack tensor has no shape"),

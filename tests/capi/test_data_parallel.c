@@ -718,12 +718,13 @@ static void several_inputs_run_as_many_replicas_as_the_fewest_chunks(void** stat
   recorder_destroy(&rec);
 }
 
-static void broadcast_inputs_reach_every_replica_whole(void** state) {
-  dp_context* ctx = (dp_context*)*state;
+/* One forward of x * s + bias over the four CPU devices, bias and s flagged as broadcast:
+   through the wrapper, or through the functional form (functional != 0). */
+static void check_broadcast_inputs_reach_every_replica_whole(dp_context* ctx, int functional) {
   recorder rec;
   recorder_init(&rec, FWD_AFFINE);
   dp_module* m = recording_module(ctx, &rec, NULL, 0, cpu_dev(0));
-  dp_data_parallel* dp = make_dp(m, NULL, 0, NULL, 0, NULL);
+  dp_data_parallel* dp = functional ? NULL : make_dp(m, NULL, 0, NULL, 0, NULL);
   const float bias[2] = {10.0f, -20.0f};
   const int64_t two = 2;
   const float s = 3.0f;
@@ -732,7 +733,11 @@ static void broadcast_inputs_reach_every_replica_whole(void** state) {
   const int flags[3] = {0, 1, 1};
   dp_tensor* out[DP_MAX_OUTPUTS] = {NULL};
   size_t n = 0;
-  ASSERT_OK(dp_data_parallel_forward(dp, in, flags, 3, out, DP_MAX_OUTPUTS, &n));
+  if (functional) {
+    ASSERT_OK(dp_data_parallel_apply(m, in, flags, 3, NULL, 0, NULL, 0, out, DP_MAX_OUTPUTS, &n));
+  } else {
+    ASSERT_OK(dp_data_parallel_forward(dp, in, flags, 3, out, DP_MAX_OUTPUTS, &n));
+  }
   assert_int_equal(n, 1);
   assert_int_equal(rec.calls, 4);
   for (int d = 0; d < 4; ++d) {
@@ -755,6 +760,14 @@ static void broadcast_inputs_reach_every_replica_whole(void** state) {
   dp_data_parallel_release(dp);
   dp_module_release(m);
   recorder_destroy(&rec);
+}
+
+static void broadcast_inputs_reach_every_replica_whole(void** state) {
+  check_broadcast_inputs_reach_every_replica_whole((dp_context*)*state, 0);
+}
+
+static void data_parallel_apply_copies_broadcast_inputs_whole_to_every_replica(void** state) {
+  check_broadcast_inputs_reach_every_replica_whole((dp_context*)*state, 1);
 }
 
 static void a_0_dim_input_cannot_be_split(void** state) {
@@ -1926,7 +1939,7 @@ static void data_parallel_apply_matches_one_forward_of_the_wrapper(void** state)
   const dp_device out_dev = {DP_DEVICE_CPU, 2};
   dp_tensor* fo[DP_MAX_OUTPUTS] = {NULL};
   size_t n = 0;
-  ASSERT_OK(dp_data_parallel_apply(m, &x, 1, NULL, 0, &out_dev, 0, fo, DP_MAX_OUTPUTS, &n));
+  ASSERT_OK(dp_data_parallel_apply(m, &x, NULL, 1, NULL, 0, &out_dev, 0, fo, DP_MAX_OUTPUTS, &n));
   assert_int_equal(n, 1);
   assert_on_device(fo[0], 2);
   float fv[20];
@@ -1954,15 +1967,15 @@ static void data_parallel_apply_does_not_move_the_module(void** state) {
   dp_tensor* fo[1] = {NULL};
   size_t n = 0;
   /* The wrapper would move it to its one device; the functional form leaves it and fails. */
-  ASSERT_ERROR(dp_data_parallel_apply(m, &x, 1, ids, 1, NULL, 0, fo, 1, &n), DP_ERR_DEVICE_MISMATCH,
-               "cpu:3");
+  ASSERT_ERROR(dp_data_parallel_apply(m, &x, NULL, 1, ids, 1, NULL, 0, fo, 1, &n),
+               DP_ERR_DEVICE_MISMATCH, "cpu:3");
   assert_null(fo[0]);
   dp_tensor* w = param(m, "weight");
   assert_on_device(w, 0);
   dp_tensor_release(w);
   /* On the module's own device it runs and still does not move it. */
   const dp_device ids2[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
-  ASSERT_OK(dp_data_parallel_apply(m, &x, 1, ids2, 2, NULL, 0, fo, 1, &n));
+  ASSERT_OK(dp_data_parallel_apply(m, &x, NULL, 1, ids2, 2, NULL, 0, fo, 1, &n));
   float got[8], want[8];
   read_f32(fo[0], got, 8);
   linear_reference(m, 4, want);
@@ -2381,6 +2394,7 @@ int main(void) {
       /* Section 8 */
       cmocka_unit_test(data_parallel_apply_matches_one_forward_of_the_wrapper),
       cmocka_unit_test(data_parallel_apply_does_not_move_the_module),
+      cmocka_unit_test(data_parallel_apply_copies_broadcast_inputs_whole_to_every_replica),
       cmocka_unit_test(the_four_stages_compose_into_one_forward),
       cmocka_unit_test(the_stages_refuse_a_write_to_parameters_other_replicas_alias),
       /* Section 9 */

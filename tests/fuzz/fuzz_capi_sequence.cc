@@ -1137,12 +1137,14 @@ class Interpreter {
     } else {
       if (!m || !x || !small({x, y})) return;
       dp_tensor* inputs[2] = {x, y};
+      const int broadcast[2] = {in_.u8() % 4 == 0, in_.u8() % 2 == 0};
+      const bool with_flags = in_.flag();
       dp_tensor* outs[3] = {};
       size_t got = 0;
-      if (check_result(
-              dp_data_parallel_apply(m, inputs, y ? 1 + in_.below(2) : 1, ids, n,
-                                     in_.flag() ? &out_dev : nullptr, d, outs, capacity, &got),
-              "dp_data_parallel_apply")) {
+      if (check_result(dp_data_parallel_apply(
+                           m, inputs, with_flags ? broadcast : nullptr, y ? 1 + in_.below(2) : 1,
+                           ids, n, in_.flag() ? &out_dev : nullptr, d, outs, capacity, &got),
+                       "dp_data_parallel_apply")) {
         FUZZ_CHECK(got <= capacity, "no more outputs than capacity");
         for (size_t i = 0; i < got; ++i) keep(outs[i]);
       }

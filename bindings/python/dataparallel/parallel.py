@@ -159,12 +159,14 @@ def parallel_apply(replicas, inputs, devices):
     return [_wrap(h, ctx) for h in outs]
 
 
-def data_parallel(module, inputs, device_ids, output_device=None, dim=0):
-    """One DataParallel forward without a wrapper (and without moving the module)."""
+def data_parallel(module, inputs, device_ids, output_device=None, dim=0, broadcast=None):
+    """One DataParallel forward without a wrapper (and without moving the module).
+    `broadcast` (one flag per input) copies inputs whole to every device instead of
+    splitting them, as in DataParallel.__call__."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     output = None if output_device is None else as_device(output_device)
     try:
-        outs = capi.dp_data_parallel_apply(module._h, [t._h for t in inputs],
+        outs = capi.dp_data_parallel_apply(module._h, [t._h for t in inputs], broadcast,
                                            _devices(device_ids), output, dim)
     except Error as e:
         _raise_from_forward(e)

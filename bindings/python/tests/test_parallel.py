@@ -63,6 +63,20 @@ def test_options_chunk_sizes_no_gather_broadcast_and_stats(ctx, rng):
         dp.DataParallel(m, buffer_sync="sum")
 
 
+def test_functional_data_parallel_broadcasts_flagged_inputs(ctx):
+    class AddBias(dp.Module):
+        def forward(self, x, b):
+            return x + b
+
+    x = ctx.tensor(np.arange(8, dtype=np.float32).reshape(4, 2))
+    devices = ["cpu:0", "cpu:1"]
+    y = dp.data_parallel(AddBias(ctx), [x, ctx.tensor([10.0, -20.0])], devices,
+                         broadcast=[False, True])
+    assert y.tolist() == [[10 + 2 * i, -19 + 2 * i] for i in range(4)]
+    with pytest.raises(dp.InvalidArgumentError, match="broadcast has 1 flags but there are 2"):
+        dp.data_parallel(AddBias(ctx), [x, ctx.zeros([2])], devices, broadcast=[True])
+
+
 def test_bad_device_lists_are_invalid_arguments(ctx, model):
     with pytest.raises(dp.InvalidArgumentError, match="cpu:5|5"):
         dp.DataParallel(model, ["cpu:0", "cpu:5"])
