@@ -20,7 +20,12 @@ dp_result dp_tensor_from_dlpack(dp_context* ctx, struct DLManagedTensor* src, dp
     const auto& c = unwrap(ctx, "ctx");
     out_ptr(out, "out");
     DP_CHECK(src != nullptr, kInvalidArgument, "src is NULL");
-    *out = wrap(dp::from_dlpack(c, src), ctx);
+    // The handle first: once the tensor owns src nothing may fail, or src would be freed
+    // by us and by the caller.
+    auto h = std::make_unique<dp_tensor>();
+    h->rep = dp::from_dlpack(c, src);
+    h->ctx = retain(ctx);
+    *out = h.release();
   });
 }
 

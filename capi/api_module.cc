@@ -21,19 +21,25 @@ dp_result make(dp_context* ctx, dp_module** out, F&& f) {
   });
 }
 
-// Converts a dp_result from user code into the core's error (the message is what the
-// callback's thread last recorded).
-[[noreturn]] void raise_callback_error(dp_result r, const std::string& type) {
+// Converts a dp_result from user code into the core's error. The message is what the
+// callback's thread recorded during the call (dp_set_error, or a call that failed), if
+// anything: errors_before is error_count() from before the call.
+[[noreturn]] void raise_callback_error(dp_result r, const std::string& type,
+                                       uint64_t errors_before) {
   const int code = r > DP_OK && r <= DP_ERR_INTERNAL ? r : DP_ERR_CALLBACK;
-  const std::string msg = dp_last_error();
+  const std::string msg = error_count() != errors_before ? dp_last_error() : "";
   throw dp::Error(static_cast<dp::Code>(code), type + " forward returned " +
                                                    dp_result_string(static_cast<dp_result>(code)) +
                                                    (msg.empty() ? "" : ": " + msg));
 }
 
 // The user's forward, called with the module it runs as (a replica under DataParallel).
+// It keeps a reference to the context handle its tensor handles belong to: the module can
+// outlive every handle the user holds of that context (as a child of a module of another).
 dp::CallbackModule::Forward callback_forward(dp_forward_fn fn, void* user_data, dp_context* ctx) {
-  return [fn, user_data, ctx](dp::Module& self, const std::vector<dp::Tensor>& inputs) {
+  std::shared_ptr<dp_context> ctx_ref(retain(ctx), [](dp_context* c) { release(c); });
+  return [fn, user_data, ctx_ref](dp::Module& self, const std::vector<dp::Tensor>& inputs) {
+    dp_context* ctx = ctx_ref.get();
     // Handles for the call: `self` and the inputs are borrowed by the callback.
     dp_module* self_handle = wrap(self.shared_from_this(), ctx);
     std::vector<dp_tensor*> in;
@@ -43,9 +49,10 @@ dp::CallbackModule::Forward callback_forward(dp_forward_fn fn, void* user_data, 
       for (dp_tensor* t : in) dp_tensor_release(t);
       release(self_handle);
     };
+    const uint64_t errors_before = error_count();
     dp_result r;
     try {
-      for (const dp::Tensor& t : inputs) in.push_back(wrap(t, ctx));
+      in = wrap_all(inputs, ctx);
       r = fn(user_data, self_handle, in.data(), in.size(), out.data(), DP_MAX_OUTPUTS, &n_out);
     } catch (...) {
       cleanup();
@@ -66,7 +73,7 @@ dp::CallbackModule::Forward callback_forward(dp_forward_fn fn, void* user_data, 
         dp_tensor_release(out[i]);
       }
     }
-    if (r != DP_OK) raise_callback_error(r, self.type_name());
+    if (r != DP_OK) raise_callback_error(r, self.type_name(), errors_before);
     return result;
   };
 }
@@ -80,8 +87,11 @@ dp_result entry(const dp_module* m, size_t index, const char** name, dp_tensor**
     DP_CHECK(index < list.size(), kOutOfRange,
              "index = " << index << " but the module has " << list.size()
                         << (parameters ? " parameters" : " buffers"));
-    if (name) *name = h->intern(list[index].first);
-    if (tensor) *tensor = wrap(list[index].second, h->ctx);
+    // Both made before either is stored: a failure leaves the out-params untouched.
+    const char* interned = name ? h->intern(list[index].first) : nullptr;
+    dp_tensor* handle = tensor ? wrap(list[index].second, h->ctx) : nullptr;
+    if (name) *name = interned;
+    if (tensor) *tensor = handle;
   });
 }
 
@@ -238,13 +248,7 @@ dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inp
     std::vector<dp::Tensor> result = (*h->rep)(in);
     DP_CHECK(result.size() <= capacity, kOutOfRange,
              "the module returned " << result.size() << " outputs but capacity = " << capacity);
-    std::vector<dp_tensor*> handles;
-    try {
-      for (const dp::Tensor& t : result) handles.push_back(wrap(t, h->ctx));
-    } catch (...) {
-      for (dp_tensor* t : handles) dp_tensor_release(t);
-      throw;
-    }
+    std::vector<dp_tensor*> handles = wrap_all(result, h->ctx);
     for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
     *n_outputs = handles.size();
   });

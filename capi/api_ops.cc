@@ -186,13 +186,7 @@ dp_result dp_op_split(const dp_tensor* x, const int64_t* sizes, size_t n, int32_
              "sizes is " << (sizes ? "empty" : "NULL") << " (n = " << n << ")");
     out_ptr(outs, "outs");
     std::vector<dp::Tensor> pieces = ops::split(t, std::vector<int64_t>(sizes, sizes + n), dim);
-    std::vector<dp_tensor*> handles;
-    try {
-      for (const dp::Tensor& p : pieces) handles.push_back(wrap(p, x->ctx));
-    } catch (...) {
-      for (dp_tensor* h : handles) dp_tensor_release(h);
-      throw;
-    }
+    std::vector<dp_tensor*> handles = wrap_all(pieces, x->ctx);
     for (size_t i = 0; i < n; ++i) outs[i] = handles[i];
   });
 }

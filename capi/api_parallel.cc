@@ -202,13 +202,7 @@ dp_result dp_replicate(dp_module* module, const dp_device* devices, size_t n_dev
       m->rep->context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
     }
     auto reps = dp::parallel::replicate(*m->rep, devs, {}, nullptr);
-    std::vector<dp_module*> handles;
-    try {
-      for (auto& r : reps) handles.push_back(wrap(r, m->ctx));
-    } catch (...) {
-      for (dp_module* h : handles) dp_module_release(h);
-      throw;
-    }
+    std::vector<dp_module*> handles = wrap_all(reps, m->ctx);
     for (size_t i = 0; i < handles.size(); ++i) replicas[i] = handles[i];
   });
 }

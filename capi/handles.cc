@@ -66,15 +66,32 @@ std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const cha
   return out;
 }
 
-std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx) {
-  std::vector<dp_tensor*> handles;
+namespace {
+
+template <class Handle, class T, class Release>
+std::vector<Handle*> wrap_each(const std::vector<T>& objects, dp_context* ctx, Release release) {
+  std::vector<Handle*> handles;
+  // Reserved first: a push_back that reallocated could throw after its wrap succeeded,
+  // leaving that handle (and its context reference) held by nobody.
+  handles.reserve(objects.size());
   try {
-    for (const dp::Tensor& t : ts) handles.push_back(wrap(t, ctx));
+    for (const T& o : objects) handles.push_back(wrap(o, ctx));
   } catch (...) {
-    for (dp_tensor* h : handles) dp_tensor_release(h);
+    for (Handle* h : handles) release(h);
     throw;
   }
   return handles;
+}
+
+}  // namespace
+
+std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx) {
+  return wrap_each<dp_tensor>(ts, ctx, dp_tensor_release);
+}
+
+std::vector<dp_module*> wrap_all(const std::vector<std::shared_ptr<dp::Module>>& ms,
+                                 dp_context* ctx) {
+  return wrap_each<dp_module>(ms, ctx, [](dp_module* m) { release(m); });
 }
 
 dp_context* check(const dp_context* h, const char* arg) {

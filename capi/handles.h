@@ -50,7 +50,7 @@ struct dp_module {
   std::shared_ptr<dp::Module> rep;
   dp_context* ctx = nullptr;
   // Parameter and buffer names handed out as const char*: interned here so the pointers
-  // stay valid while the handle lives.
+  // stay valid while the handle lives (the header promises that much, not more).
   std::mutex names_mu;
   std::set<std::string> names;
   const char* intern(const std::string& name) {
@@ -92,8 +92,11 @@ dp_optimizer* check(const dp_optimizer* h, const char* arg);
 dp_data_parallel* check(const dp_data_parallel* h, const char* arg);
 // n devices from a C array (NULL with n == 0 allowed), named `arg` in errors.
 std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const char* arg);
-// Wraps tensors into new handles, or none if any wrap fails.
+// Wraps tensors (or modules) into new handles, or none: if one wrap fails, the handles
+// made so far are released before the exception goes on.
 std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx);
+std::vector<dp_module*> wrap_all(const std::vector<std::shared_ptr<dp::Module>>& ms,
+                                 dp_context* ctx);
 inline const std::shared_ptr<dp::Context>& unwrap(const dp_context* h, const char* arg) {
   return check(h, arg)->rep;
 }

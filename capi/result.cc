@@ -21,9 +21,15 @@ std::string& last_error() {
   thread_local std::string message;
   return message;
 }
+thread_local uint64_t errors_recorded = 0;
 }  // namespace
 
+uint64_t error_count() {
+  return errors_recorded;
+}
+
 dp_result set_error(dp_result code, const std::string& message) {
+  ++errors_recorded;
   try {
     last_error() = message;
   } catch (...) {

@@ -2,6 +2,7 @@
 // extern "C" function runs its body through guard(), so no exception crosses the ABI.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <new>
 #include <string>
@@ -13,6 +14,9 @@ namespace dp::capi {
 
 // Records the message for dp_last_error() on this thread and returns the code.
 dp_result set_error(dp_result code, const std::string& message);
+// How many errors this thread has recorded so far: a change tells that dp_last_error()
+// is new since an earlier reading.
+uint64_t error_count();
 // Translates the exception being handled (call only inside a catch block).
 dp_result translate_current_exception();
 

@@ -125,10 +125,15 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
   void* data = reinterpret_cast<void*>(addr);
   DP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0 || n == 0, kNotSupported,
            "DLPack data is not aligned to " << dtype_size(dtype) << " bytes");
-  auto storage = std::make_shared<Storage>(ctx, device, data, nbytes, [src](void*) {
-    if (src->deleter) src->deleter(src);
+  // The deleter fires only once the tensor exists: if building it throws (out of memory),
+  // src stays the caller's, as promised.
+  auto armed = std::make_shared<bool>(false);
+  auto storage = std::make_shared<Storage>(ctx, device, data, nbytes, [src, armed](void*) {
+    if (*armed && src->deleter) src->deleter(src);
   });
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
+  Tensor t(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
+  *armed = true;
+  return t;
 }
 
 }  // namespace dp

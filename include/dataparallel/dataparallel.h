@@ -583,8 +583,10 @@ DP_EXPORT dp_result dp_module_zero_grad(dp_module* m);
 
 /** Number of distinct parameters (recursive; a tied parameter counts once). */
 DP_EXPORT dp_result dp_module_parameter_count(const dp_module* m, size_t* out);
-/** Parameter `index` (in registration order): its dotted name (owned by the module,
-    valid while it lives) and a new reference to the tensor. Either out may be NULL. */
+/** Parameter `index` (in registration order): its dotted name and a new reference to the
+    tensor. Either out may be NULL. The name is owned by the handle `m` and valid while
+    it lives; another handle of the same module (replicas[0] of dp_replicate, a custom
+    forward's `self`) keeps names of its own. As dp_module_buffer. */
 DP_EXPORT dp_result dp_module_parameter(const dp_module* m, size_t index, const char** name,
                                         dp_tensor** tensor);
 DP_EXPORT dp_result dp_module_buffer_count(const dp_module* m, size_t* out);

@@ -818,6 +818,76 @@ static void custom_module_forward_error_fails_forward_with_its_code_and_message(
   }
 }
 
+/* Returns its input; its first call also makes a failing call of its own and handles it. */
+static dp_result identity_forward(void* user_data, dp_module* self, dp_tensor* const* inputs,
+                                  size_t n_inputs, dp_tensor** outputs, size_t max_outputs,
+                                  size_t* n_outputs) {
+  (void)self;
+  (void)n_inputs;
+  (void)max_outputs;
+  int* calls = (int*)user_data;
+  if (calls && (*calls)++ > 0) return DP_ERR_CALLBACK; /* later calls fail, without a message */
+  if (calls) {
+    dp_tensor* unused = NULL;
+    if (dp_op_add(NULL, NULL, &unused) == DP_OK) return dp_set_error(DP_ERR_INTERNAL, "add(NULL)");
+  }
+  outputs[0] = dp_tensor_retain(inputs[0]);
+  *n_outputs = 1;
+  return DP_OK;
+}
+
+static void custom_module_outlives_the_handles_of_its_context(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  dp_context* other = make_context(1);
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = identity_forward;
+  dp_module* custom = NULL;
+  dp_module* seq = NULL;
+  ASSERT_OK(dp_module_custom(other, &desc, &custom));
+  ASSERT_OK(dp_module_sequential(ctx, &seq));
+  ASSERT_OK(dp_module_append(seq, custom));
+  /* The Sequential holds the module; the user lets go of it and of its context. */
+  dp_module_release(custom);
+  dp_context_release(other);
+  dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
+  dp_tensor* y = NULL;
+  ASSERT_OK(dp_module_forward1(seq, x, &y));
+  float got[64], want[64];
+  int64_t n = 0;
+  ASSERT_OK(dp_tensor_numel(x, &n));
+  assert_true(n > 0 && n <= 64);
+  read_f32(y, got, (size_t)n);
+  read_f32(x, want, (size_t)n);
+  assert_memory_equal(got, want, (size_t)n * sizeof(float));
+  dp_tensor_release(y);
+  dp_tensor_release(x);
+  dp_module_release(seq);
+}
+
+static void custom_module_error_without_a_message_does_not_report_an_older_one(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  int calls = 0;
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = identity_forward;
+  desc.user_data = &calls;
+  dp_module* m = NULL;
+  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
+  dp_tensor* y = NULL;
+  /* Its first forward fails a call inside and succeeds. */
+  ASSERT_OK(dp_module_forward1(m, x, &y));
+  dp_tensor_release(y);
+  y = NULL;
+  /* A failure of this thread's own, then the forward that fails without a message. */
+  ASSERT_ERROR(dp_module_train(NULL, 1), DP_ERR_INVALID_ARGUMENT, "m is NULL");
+  ASSERT_ERROR(dp_module_forward1(m, x, &y), DP_ERR_CALLBACK, "Custom forward returned");
+  assert_null(strstr(dp_last_error(), "is NULL"));
+  assert_null(y);
+  assert_int_equal(calls, 2);
+  dp_tensor_release(x);
+  dp_module_release(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(linear_forward_and_gradients_match_pytorch),
@@ -854,6 +924,8 @@ int main(void) {
       cmocka_unit_test(custom_module_forward_equals_the_same_ops_called_directly),
       cmocka_unit_test(custom_module_destroy_runs_once_when_the_last_reference_goes),
       cmocka_unit_test(custom_module_forward_error_fails_forward_with_its_code_and_message),
+      cmocka_unit_test(custom_module_outlives_the_handles_of_its_context),
+      cmocka_unit_test(custom_module_error_without_a_message_does_not_report_an_older_one),
   };
   return cmocka_run_group_tests_name("layers", tests, setup, teardown);
 }
