@@ -124,6 +124,12 @@ static int dp_py_device(PyObject* o, dp_device* d) {
   if (type == -1 && PyErr_Occurred()) return -1;
   index = PyLong_AsLong(PyTuple_GET_ITEM(o, 1));
   if (index == -1 && PyErr_Occurred()) return -1;
+  /* Out of int32's range would wrap onto a device that exists (2**32 onto 0). */
+  if (type < INT32_MIN || type > INT32_MAX || index < INT32_MIN || index > INT32_MAX) {
+    PyErr_Format(PyExc_OverflowError, "device (%ld, %ld) does not fit 32-bit integers", type,
+                 index);
+    return -1;
+  }
   d->type = (dp_device_type)type;
   d->index = (int32_t)index;
   return 0;
@@ -273,6 +279,29 @@ DP_PY_VALUE_OUT(void*, out, PyLong_FromVoidPtr)
   $result = SWIG_Python_AppendOutput($result, dp_py_from_device(value$argnum));
 }
 
+/* Text arguments (paths, names): str, or None for NULL. An embedded NUL would end the
+   text early in C (a path "a\0b" would name file "a"), so it is refused, as open() does. */
+%typemap(in) const char* {
+  if ($input == Py_None) {
+    $1 = NULL;
+  } else {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_Check($input) ? PyUnicode_AsUTF8AndSize($input, &size) : NULL;
+    if (!text) {
+      if (!PyErr_Occurred()) {
+        PyErr_Format(PyExc_TypeError, "$1_name must be str, not %.200s", Py_TYPE($input)->tp_name);
+      }
+      SWIG_fail;
+    }
+    if (strlen(text) != (size_t)size) {
+      PyErr_SetString(PyExc_ValueError, "$1_name: embedded null character");
+      SWIG_fail;
+    }
+    $1 = ($1_ltype)text;
+  }
+}
+%typemap(freearg) const char* "" /* the str's own UTF-8, kept by the str */
+
 %typemap(in, numinputs=0) const char** (const char* text = NULL) { $1 = ($1_ltype)&text; }
 %typemap(freearg) const char** "" /* owned by the library */
 %typemap(argout) const char** {
@@ -399,14 +428,17 @@ DP_PY_INT64S_IN(DP_ARGS((const int64_t* sizes, size_t n)), "sizes must be a sequ
     if (!seq) SWIG_fail;
     const Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
     flags = (int*)malloc(sizeof(int) * (size_t)(len > 0 ? len : 1));
-    for (Py_ssize_t i = 0; flags && i < len; ++i) {
-      flags[i] = PyObject_IsTrue(PySequence_Fast_GET_ITEM(seq, i)) == 1;
+    int truth = 0;
+    for (Py_ssize_t i = 0; flags && i < len && truth >= 0; ++i) {
+      truth = PyObject_IsTrue(PySequence_Fast_GET_ITEM(seq, i));
+      flags[i] = truth == 1;
     }
     Py_DECREF(seq);
     if (!flags) {
       PyErr_NoMemory();
       SWIG_fail;
     }
+    if (truth < 0) SWIG_fail; /* a flag without a truth value: its exception is set */
     $1 = flags;
     $2 = (size_t)len;
   }
@@ -465,12 +497,19 @@ DP_PY_HANDLES_IN(DP_ARGS((dp_module* const* replicas, size_t n)), dp_module)
     PyObject *key, *value;
     while (PyDict_Next($input, &pos, &key, &value)) {
       /* The UTF-8 text stays valid while the dict holds the strings. */
-      entries[i].key = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-      entries[i].value = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+      Py_ssize_t key_size = 0, value_size = 0;
+      entries[i].key = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &key_size) : NULL;
+      entries[i].value =
+          PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &value_size) : NULL;
       if (!entries[i].key || !entries[i].value) {
         if (!PyErr_Occurred()) {
           PyErr_SetString(PyExc_TypeError, "metadata keys and values must be str");
         }
+        SWIG_fail;
+      }
+      if (strlen(entries[i].key) != (size_t)key_size ||
+          strlen(entries[i].value) != (size_t)value_size) {
+        PyErr_SetString(PyExc_ValueError, "metadata: embedded null character");
         SWIG_fail;
       }
       ++i;

@@ -53,8 +53,11 @@ def dtype_of(value):
 
 def storage_dtype(np_dtype):
     """The DType a NumPy array of np_dtype is stored as: itself when supported, else int64 for
-    integers and booleans, float32 for other floating types."""
+    integers and booleans, float32 for other floating types. Byte order does not matter
+    (a big-endian float64 array is float64; the copy converts it)."""
     np_dtype = np.dtype(np_dtype)
+    if np_dtype.byteorder not in "=|":
+        np_dtype = np_dtype.newbyteorder("=")
     if np_dtype in _FROM_NUMPY:
         return _FROM_NUMPY[np_dtype]
     if np_dtype.kind in "iub":

@@ -129,8 +129,8 @@ class DataParallel(Handle):
 def scatter(x, devices, chunk_sizes=None, dim=0):
     """Splits x along dim over the devices (chunk_sizes: one per device, or None for
     torch.chunk's). Fewer pieces than devices when x is small. Differentiable."""
-    return [_wrap(h, x._ctx) for h in capi.dp_scatter(x._h, _devices(devices),
-                                                      chunk_sizes and list(chunk_sizes), dim)]
+    sizes = None if chunk_sizes is None else [int(c) for c in chunk_sizes]
+    return [_wrap(h, x._ctx) for h in capi.dp_scatter(x._h, _devices(devices), sizes, dim)]
 
 
 def gather(tensors, output_device, dim=0):

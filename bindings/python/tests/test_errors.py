@@ -123,6 +123,20 @@ def test_wrong_argument_types_raise_type_error(ctx):
         capi.dp_op_relu(ctx)  # a context where a tensor belongs
 
 
+def test_a_device_index_past_32_bits_does_not_wrap_onto_device_0(ctx):
+    with pytest.raises(OverflowError, match="32-bit"):
+        ctx.zeros([2], device=dp.Device(dp.DeviceType.cpu, 2**32))
+
+
+def test_text_with_an_embedded_null_is_refused_not_cut_short(ctx, tmp_path):
+    m = dp.Linear(ctx, 2, 2)
+    with pytest.raises(ValueError, match="embedded null"):
+        m.save(str(tmp_path / "model.st") + "\0.bak")
+    assert not (tmp_path / "model.st").exists()
+    with pytest.raises(ValueError, match="embedded null"):
+        dp.save_checkpoint(tmp_path / "ck.st", m, metadata={"epoch\0hidden": "1"})
+
+
 def test_star_import_leaves_the_builtins_alone():
     namespace = {}
     exec("from dataparallel import *", namespace)

@@ -59,6 +59,8 @@ def test_options_chunk_sizes_no_gather_broadcast_and_stats(ctx, rng):
     assert y.tolist() == [[1, 2]] * 4
     with pytest.raises(dp.InvalidArgumentError, match="broadcast has 1 flags"):
         both(ctx.zeros([4, 2]), ctx.zeros([2]), broadcast=[True])
+    with pytest.raises(ValueError, match="truth value"):  # the flag's own error, as raised
+        both(ctx.zeros([4, 2]), ctx.zeros([2]), broadcast=[False, np.array([True, False])])
     with pytest.raises(ValueError, match="buffer_sync"):
         dp.DataParallel(m, buffer_sync="sum")
 
@@ -109,6 +111,7 @@ def test_stages_scatter_replicate_parallel_apply_gather(ctx, model, rng):
     chunks = dp.scatter(x, devices)
     assert [c.shape for c in chunks] == [(3, 4), (3, 4)]
     assert [c.device for c in dp.scatter(x, devices, chunk_sizes=[1, 5])] == [dp.cpu(0), dp.cpu(1)]
+    assert [c.shape[0] for c in dp.scatter(x, devices, chunk_sizes=np.array([2, 4]))] == [2, 4]
     replicas = dp.replicate(model, devices)
     assert len(replicas) == 2 and replicas[1].type_name == "Sequential"
     outs = dp.parallel_apply(replicas, chunks, devices)

@@ -14,6 +14,15 @@ def test_tensor_from_python_data_is_float32_or_int64(ctx):
     assert ctx.tensor([1, 2], dtype="float64").dtype == dp.float64
 
 
+def test_big_endian_arrays_keep_their_dtype_and_values(ctx):
+    a = np.array([1.0 + 1e-12, -2.5], dtype=">f8")
+    for t in (ctx.tensor(a), ctx.from_numpy(a)):
+        assert t.dtype == dp.float64
+        assert t.numpy().tolist() == a.tolist()
+    big = np.array([2**40 + 1, -3], dtype=">i8")
+    assert ctx.tensor(big).dtype == dp.int64 and ctx.tensor(big).numpy().tolist() == big.tolist()
+
+
 def test_metadata(ctx):
     t = ctx.zeros([2, 3, 4], device="cpu:1")
     assert t.shape == (2, 3, 4) and t.ndim == 3 and t.dim() == 3
