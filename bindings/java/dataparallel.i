@@ -52,6 +52,35 @@
     return p;
   }
 
+  /**
+   * Text for the library: UTF-8 (not JNI's "modified UTF-8", which encodes characters
+   * outside the Basic Multilingual Plane, such as emoji in a path, differently), ending in
+   * a NUL; null stays null. A NUL inside would end the text early in C, so it is refused.
+   */
+  static byte[] utf8(String s) {
+    if (s == null) return null;
+    final int nul = s.indexOf(0);
+    if (nul >= 0) {
+      throw new IllegalArgumentException("text with a NUL character at index " + nul + ": "
+          + s.substring(0, nul) + "...");
+    }
+    byte[] text = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    return java.util.Arrays.copyOf(text, text.length + 1);
+  }
+
+  /** utf8() of each string; none may be null. */
+  static byte[][] utf8All(String[] strings) {
+    if (strings == null) return null;
+    byte[][] out = new byte[strings.length][];
+    for (int i = 0; i < strings.length; ++i) {
+      if (strings[i] == null) {
+        throw new IllegalArgumentException("metadata keys and values must not be null");
+      }
+      out[i] = utf8(strings[i]);
+    }
+    return out;
+  }
+
   /** What every proxy class is: a native pointer, freed by delete() (idempotent). */
   public interface Pointer {
     long pointer();
@@ -93,11 +122,29 @@
 
 /* ---- errors ------------------------------------------------------------------------------ */
 %{
+/* A Java String from the library's UTF-8 text (NewStringUTF would read it as modified
+   UTF-8 and garble characters outside the Basic Multilingual Plane). NULL with an
+   exception pending on failure. */
+static jstring dp_java_string(JNIEnv* jenv, const char* text) {
+  const jsize len = (jsize)strlen(text);
+  jbyteArray bytes = (*jenv)->NewByteArray(jenv, len);
+  if (!bytes) return NULL;
+  (*jenv)->SetByteArrayRegion(jenv, bytes, 0, len, (const jbyte*)text);
+  jclass cls = (*jenv)->FindClass(jenv, "java/lang/String");
+  jmethodID ctor = cls ? (*jenv)->GetMethodID(jenv, cls, "<init>", "([BLjava/lang/String;)V") : NULL;
+  jstring charset = ctor ? (*jenv)->NewStringUTF(jenv, "UTF-8") : NULL;
+  jstring s = charset ? (jstring)(*jenv)->NewObject(jenv, cls, ctor, bytes, charset) : NULL;
+  (*jenv)->DeleteLocalRef(jenv, bytes);
+  if (charset) (*jenv)->DeleteLocalRef(jenv, charset);
+  if (cls) (*jenv)->DeleteLocalRef(jenv, cls);
+  return s;
+}
+
 static void dp_java_throw(JNIEnv* jenv, dp_result code) {
   jclass cls = (*jenv)->FindClass(jenv, "org/dataparallel/DataParallelException");
   if (!cls) return; /* NoClassDefFoundError is pending */
   jmethodID ctor = (*jenv)->GetMethodID(jenv, cls, "<init>", "(ILjava/lang/String;)V");
-  jstring message = (*jenv)->NewStringUTF(jenv, dp_last_error());
+  jstring message = ctor ? dp_java_string(jenv, dp_last_error()) : NULL;
   if (ctor && message) {
     jobject exc = (*jenv)->NewObject(jenv, cls, ctor, (jint)code, message);
     if (exc) (*jenv)->Throw(jenv, (jthrowable)exc);
@@ -189,19 +236,54 @@ DP_JAVA_VALUE_OUT(dp_dtype, out, jint)
 /* A device: a new dp_device struct owned by its proxy. */
 %typemap(in, numinputs=0) dp_device* out (dp_device value) { $1 = &value; }
 %typemap(argout) dp_device* out {
-  dp_device* copy = (dp_device*)malloc(sizeof(dp_device));
-  if (copy) *copy = value$argnum;
-  jresult = (jlong)(intptr_t)copy;
+  if (DP_JAVA_OK(jenv)) { /* after a failure nobody would own the copy */
+    dp_device* copy = (dp_device*)malloc(sizeof(dp_device));
+    if (copy) *copy = value$argnum;
+    jresult = (jlong)(intptr_t)copy;
+  }
 }
 
 %typemap(in, numinputs=0) const char** out (const char* text = NULL) { $1 = ($1_ltype)&text; }
 %typemap(freearg) const char** out "" /* owned by the library */
 %typemap(argout) const char** out {
-  if (text$argnum && DP_JAVA_OK(jenv)) jresult = (*jenv)->NewStringUTF(jenv, text$argnum);
+  if (text$argnum && DP_JAVA_OK(jenv)) jresult = dp_java_string(jenv, text$argnum);
 }
 %typemap(in, numinputs=0) char** out (char* text = NULL) { $1 = &text; }
 %typemap(argout) char** out {
-  if (text$argnum && DP_JAVA_OK(jenv)) jresult = (*jenv)->NewStringUTF(jenv, text$argnum);
+  if (text$argnum && DP_JAVA_OK(jenv)) jresult = dp_java_string(jenv, text$argnum);
+}
+
+/* Text returned (dp_last_error, dp_result_string, dp_version_string): a String. */
+%define DP_JAVA_TEXT_RETURN(FUNC)
+%typemap(jni) const char* FUNC "jstring"
+%typemap(jtype) const char* FUNC "String"
+%typemap(jstype) const char* FUNC "String"
+%typemap(javaout) const char* FUNC { return $jnicall; }
+%typemap(out) const char* FUNC {
+  if ($1) $result = dp_java_string(jenv, $1);
+}
+%enddef
+DP_JAVA_TEXT_RETURN(dp_last_error)
+DP_JAVA_TEXT_RETURN(dp_result_string)
+DP_JAVA_TEXT_RETURN(dp_version_string)
+/* Metadata goes as String[] pairs (below), not as entry structs. */
+%ignore dp_metadata_entry;
+
+/* Text arguments: byte[] from CApi.utf8 (UTF-8, NUL-terminated; null is NULL). */
+%typemap(jni) const char* "jbyteArray"
+%typemap(jtype) const char* "byte[]"
+%typemap(jstype) const char* "String"
+%typemap(javain) const char* "CApi.utf8($javainput)"
+%typemap(in) const char* (jbyte* text = NULL) {
+  $1 = NULL;
+  if ($input) {
+    text = (*jenv)->GetByteArrayElements(jenv, $input, NULL);
+    if (!text) return $null; /* OutOfMemoryError pending */
+    $1 = ($1_ltype)text;
+  }
+}
+%typemap(freearg) const char* {
+  if (text$argnum) (*jenv)->ReleaseByteArrayElements(jenv, $input, text$argnum, JNI_ABORT);
 }
 %typemap(freearg) char** out { free(text$argnum); }
 
@@ -214,7 +296,7 @@ DP_JAVA_VALUE_OUT(dp_dtype, out, jint)
 %typemap(freearg) const char** name ""
 %typemap(argout) const char** name {
   if ($input && text$argnum && DP_JAVA_OK(jenv) && (*jenv)->GetArrayLength(jenv, $input) > 0) {
-    jstring s = (*jenv)->NewStringUTF(jenv, text$argnum);
+    jstring s = dp_java_string(jenv, text$argnum);
     if (s) (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
   }
 }
@@ -543,47 +625,74 @@ DP_JAVA_HANDLES_IN(DP_ARGS((dp_tensor* const* tensors, size_t n)), dp_tensor)
 DP_JAVA_HANDLES_IN(DP_ARGS((const dp_tensor* const* tensors, size_t n)), dp_tensor)
 DP_JAVA_HANDLES_IN(DP_ARGS((dp_module* const* replicas, size_t n)), dp_module)
 
-/* Checkpoint metadata: String[] of key, value pairs (null for none). */
-%typemap(jni) (const dp_metadata_entry* metadata, size_t n_metadata) "jobjectArray"
-%typemap(jtype) (const dp_metadata_entry* metadata, size_t n_metadata) "String[]"
-%typemap(jstype) (const dp_metadata_entry* metadata, size_t n_metadata) "String[]"
-%typemap(javain) (const dp_metadata_entry* metadata, size_t n_metadata) "$javainput"
-%typemap(in) (const dp_metadata_entry* metadata, size_t n_metadata)
-    (dp_metadata_entry* entries = NULL, jstring* strings = NULL, jsize count = 0) {
-  $1 = NULL;
-  $2 = 0;
-  if ($input) {
-    count = (*jenv)->GetArrayLength(jenv, $input);
-    if (count % 2 != 0) {
-      dp_java_throw_illegal(jenv, "metadata must be key, value pairs: the length must be even");
-      return $null;
-    }
-    entries = (dp_metadata_entry*)calloc((size_t)(count / 2 + 1), sizeof(dp_metadata_entry));
-    strings = (jstring*)calloc((size_t)(count + 1), sizeof(jstring));
-    if (!entries || !strings) {
-      dp_java_throw_illegal(jenv, "out of memory");
-      return $null;
-    }
-    for (jsize i = 0; i < count; ++i) {
-      strings[i] = (jstring)(*jenv)->GetObjectArrayElement(jenv, $input, i);
-      if (!strings[i]) {
-        dp_java_throw_illegal(jenv, "metadata keys and values must not be null");
-        return $null;
-      }
-      const char* text = (*jenv)->GetStringUTFChars(jenv, strings[i], NULL);
-      if (i % 2 == 0) entries[i / 2].key = text; else entries[i / 2].value = text;
-    }
-    $1 = entries;
-    $2 = (size_t)(count / 2);
+/* Checkpoint metadata: String[] of key, value pairs (null for none), as UTF-8 byte[]s
+   (CApi.utf8All, which refuses null strings before the call). */
+%{
+typedef struct dp_java_metadata {
+  dp_metadata_entry* entries;
+  jbyteArray* arrays;
+  jbyte** texts;
+  jsize count;
+} dp_java_metadata;
+
+static void dp_java_metadata_release(JNIEnv* jenv, dp_java_metadata* m) {
+  for (jsize i = 0; m->arrays && m->texts && i < m->count; ++i) {
+    if (m->texts[i]) (*jenv)->ReleaseByteArrayElements(jenv, m->arrays[i], m->texts[i], JNI_ABORT);
+    if (m->arrays[i]) (*jenv)->DeleteLocalRef(jenv, m->arrays[i]);
   }
+  free(m->entries);
+  free(m->arrays);
+  free(m->texts);
+  memset(m, 0, sizeof *m);
+}
+
+/* 0, or -1 with an exception pending and nothing held. */
+static int dp_java_metadata_get(JNIEnv* jenv, jobjectArray pairs, dp_java_metadata* m) {
+  memset(m, 0, sizeof *m);
+  if (!pairs) return 0;
+  const jsize count = (*jenv)->GetArrayLength(jenv, pairs);
+  if (count % 2 != 0) {
+    dp_java_throw_illegal(jenv, "metadata must be key, value pairs: the length must be even");
+    return -1;
+  }
+  m->entries = (dp_metadata_entry*)calloc((size_t)(count / 2 + 1), sizeof(dp_metadata_entry));
+  m->arrays = (jbyteArray*)calloc((size_t)(count + 1), sizeof(jbyteArray));
+  m->texts = (jbyte**)calloc((size_t)(count + 1), sizeof(jbyte*));
+  m->count = count;
+  if (!m->entries || !m->arrays || !m->texts) {
+    dp_java_metadata_release(jenv, m);
+    dp_java_throw_illegal(jenv, "out of memory");
+    return -1;
+  }
+  for (jsize i = 0; i < count; ++i) {
+    m->arrays[i] = (jbyteArray)(*jenv)->GetObjectArrayElement(jenv, pairs, i);
+    m->texts[i] = m->arrays[i] ? (*jenv)->GetByteArrayElements(jenv, m->arrays[i], NULL) : NULL;
+    if (!m->texts[i]) {
+      const int pending = (*jenv)->ExceptionCheck(jenv);
+      dp_java_metadata_release(jenv, m);
+      if (!pending) dp_java_throw_illegal(jenv, "metadata keys and values must not be null");
+      return -1;
+    }
+    if (i % 2 == 0) {
+      m->entries[i / 2].key = (const char*)m->texts[i];
+    } else {
+      m->entries[i / 2].value = (const char*)m->texts[i];
+    }
+  }
+  return 0;
+}
+%}
+%typemap(jni) (const dp_metadata_entry* metadata, size_t n_metadata) "jobjectArray"
+%typemap(jtype) (const dp_metadata_entry* metadata, size_t n_metadata) "byte[][]"
+%typemap(jstype) (const dp_metadata_entry* metadata, size_t n_metadata) "String[]"
+%typemap(javain) (const dp_metadata_entry* metadata, size_t n_metadata) "CApi.utf8All($javainput)"
+%typemap(in) (const dp_metadata_entry* metadata, size_t n_metadata) (dp_java_metadata held) {
+  if (dp_java_metadata_get(jenv, $input, &held) != 0) return $null;
+  $1 = held.entries;
+  $2 = (size_t)(held.count / 2);
 }
 %typemap(freearg) (const dp_metadata_entry* metadata, size_t n_metadata) {
-  for (jsize i = 0; strings$argnum && entries$argnum && i < count$argnum; ++i) {
-    const char* text = i % 2 == 0 ? entries$argnum[i / 2].key : entries$argnum[i / 2].value;
-    if (strings$argnum[i] && text) (*jenv)->ReleaseStringUTFChars(jenv, strings$argnum[i], text);
-  }
-  free(entries$argnum);
-  free(strings$argnum);
+  dp_java_metadata_release(jenv, &held$argnum);
 }
 
 /* Each function's return type (generated; uses the DP_JAVA_RETURN macros above). */

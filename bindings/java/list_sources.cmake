@@ -1,8 +1,19 @@
-# Writes the .java files of DIR, one quoted path a line, to OUTPUT (a javac @file).
+# Writes the .java files of DIR that SWIG wrote in its last run, one quoted path a line, to
+# OUTPUT (a javac @file). SWIG writes every class in one run, within a second of its
+# wrapper WRAP; a class from an earlier run (of a struct the interface no longer wraps)
+# is older and is deleted, or an incremental build would compile it against the new
+# native methods.
 file(GLOB sources ${DIR}/*.java)
 list(SORT sources)
+file(TIMESTAMP ${WRAP} wrap_time "%s" UTC)
 set(text "")
 foreach(s IN LISTS sources)
-  string(APPEND text "\"${s}\"\n")
+  file(TIMESTAMP ${s} source_time "%s" UTC)
+  math(EXPR age "${wrap_time} - ${source_time}")
+  if(age GREATER 2)
+    file(REMOVE ${s})
+  else()
+    string(APPEND text "\"${s}\"\n")
+  endif()
 endforeach()
 file(WRITE ${OUTPUT} "${text}")

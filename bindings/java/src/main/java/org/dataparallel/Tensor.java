@@ -212,31 +212,48 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Copies the contents into a direct buffer's remaining elements (same dtype and count). */
   public void copyTo(Buffer destination) {
+    requireDtype(dtypeOf(destination), "copyTo");
     CApi.dp_tensor_to_host(handle(), directSlice(destination));
   }
 
   /** Overwrites the contents from {@code src} (float32 tensors; same count). Returns this. */
   public Tensor copyFrom(float[] src) {
+    requireDtype(DType.FLOAT32, "copyFrom(float[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
   }
 
-  /** Overwrites the contents from {@code src} (float64 tensors). Returns this. */
+  /** Overwrites the contents from {@code src} (float64 tensors; same count). Returns this. */
   public Tensor copyFrom(double[] src) {
+    requireDtype(DType.FLOAT64, "copyFrom(double[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
   }
 
-  /** Overwrites the contents from {@code src} (int64 tensors). Returns this. */
+  /** Overwrites the contents from {@code src} (int64 tensors; same count). Returns this. */
   public Tensor copyFrom(long[] src) {
+    requireDtype(DType.INT64, "copyFrom(long[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
   }
 
-  /** Overwrites the contents from a direct buffer's remaining elements. Returns this. */
+  /**
+   * Overwrites the contents from a direct buffer's remaining elements (same dtype and
+   * count). Returns this.
+   */
   public Tensor copyFrom(Buffer src) {
+    requireDtype(dtypeOf(src), "copyFrom");
     CApi.dp_tensor_copy_from_host(handle(), directSlice(src));
     return this;
+  }
+
+  /** The copies move bytes: elements of another dtype would be their bits reinterpreted. */
+  private void requireDtype(DType elements, String what) {
+    DType own = dtype();
+    if (own != elements) {
+      throw new DataParallelException(ErrorCode.DTYPE_MISMATCH,
+          what + ": the tensor is " + own + " but the elements are " + elements);
+    }
   }
 
   /** A copy on {@code device} (differentiable). */

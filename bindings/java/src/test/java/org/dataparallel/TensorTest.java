@@ -136,6 +136,19 @@ class TensorTest {
     assertEquals(ErrorCode.INVALID_ARGUMENT, wrongSize.errorCode());
   }
 
+  /** The same byte count of another element type would be its bits reinterpreted. */
+  @Test
+  void copiesOfAnotherElementTypeAreDtypeMismatches() {
+    Tensor d = Tensor.of(ctx, new double[] {1, 2}, 2);
+    DataParallelException e =
+        assertThrows(DataParallelException.class, () -> d.copyFrom(new float[] {1, 2, 3, 4}));
+    assertEquals(ErrorCode.DTYPE_MISMATCH, e.errorCode());
+    assertThrows(DataParallelException.class, () -> d.copyFrom(new long[] {1, 2}));
+    assertThrows(DataParallelException.class, () -> d.copyTo(floats(4)));
+    assertThrows(DataParallelException.class, () -> d.copyFrom(floats(4)));
+    assertArrayEquals(new double[] {1, 2}, d.toDoubleArray());
+  }
+
   @Test
   void opsComputeWhatTheySay() {
     Tensor a = Tensor.of(ctx, new float[] {1, -2, 3, -4}, 2, 2);
