@@ -120,6 +120,12 @@
     swigCPtr = 0;
   }
 
+/* A struct by value (a dp_device) must not be null: checked in Java, before the native
+   call, where SWIG's own check would return early without freeing the arguments already
+   converted (a copied data array, say). */
+%typemap(javain, pre="    java.util.Objects.requireNonNull($javainput, \"$1_name\");") SWIGTYPE
+    "$&javaclassname.getCPtr($javainput)"
+
 /* ---- errors ------------------------------------------------------------------------------ */
 %{
 /* A Java String from the library's UTF-8 text (NewStringUTF would read it as modified
