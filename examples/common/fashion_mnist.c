@@ -36,9 +36,14 @@ static int load_split(const char* dir, const char* prefix, size_t limit, fashion
     return -1;
   }
   int status = -1;
-  if (images.ndim != 3 || images.dims[1] != 28 || images.dims[2] != 28) {
+  if (images.ndim != 3) {
     snprintf(err, err_size, "%s: expected N x 28 x 28 images, got %d dimensions", images_path,
              images.ndim);
+  } else if (images.dims[1] != 28 || images.dims[2] != 28) {
+    snprintf(err, err_size, "%s: expected N x 28 x 28 images, got %u x %u x %u", images_path,
+             images.dims[0], images.dims[1], images.dims[2]);
+  } else if (images.dims[0] == 0) {
+    snprintf(err, err_size, "%s: holds no images", images_path);
   } else if (labels.ndim != 1 || labels.dims[0] != images.dims[0]) {
     snprintf(err, err_size, "%s: expected %u labels, one per image", labels_path, images.dims[0]);
   } else {

@@ -225,6 +225,9 @@ static void parse_options(int argc, char** argv, options* o) {
       case ':':
         bad_input("option %s needs a value (see --help)", argv[optind - 1]);
       default:
+        /* In a bundle of short options ("-qx") argv[optind - 1] may be the argument
+           before; getopt names the letter in optopt (0 for an unknown long option). */
+        if (optopt > 0 && optopt < 128) bad_input("unknown option \"-%c\" (see --help)", optopt);
         bad_input("unknown option \"%s\" (see --help)", argv[optind - 1]);
     }
   }
@@ -590,6 +593,52 @@ static void write_metrics(const char* path, const epoch_record* r, size_t n) {
   }
 }
 
+/* The rows of an earlier run's --metrics file for epochs before `before` (a resumed run
+   continues its history): up to max records; 0 when the file does not exist. A row that
+   does not parse ends the history there, with a warning. */
+static size_t read_metrics(const char* path, int before, epoch_record* r, size_t max, int quiet) {
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  char line[1024];
+  size_t n = 0;
+  int row = 0;
+  if (!fgets(line, sizeof line, f) || strncmp(line, "epoch,", 6) != 0) {
+    if (!quiet) fprintf(stderr, "dp-train: %s is not a --metrics file; starting it anew\n", path);
+    fclose(f);
+    return 0;
+  }
+  while (n < max && fgets(line, sizeof line, f)) {
+    ++row;
+    epoch_record e;
+    memset(&e, 0, sizeof e);
+    if (sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &e.epoch, &e.train_loss,
+               &e.test_loss, &e.test_accuracy, &e.samples_per_s, &e.seconds, &e.phases.scatter,
+               &e.phases.replicate, &e.phases.apply, &e.phases.gather, &e.phases.backward,
+               &e.phases.reduce, &e.optimizer_s) != 13) {
+      if (!quiet) {
+        fprintf(stderr, "dp-train: %s row %d does not parse; its history ends before it\n", path,
+                row);
+      }
+      break;
+    }
+    if (e.epoch >= before) break;
+    r[n++] = e;
+  }
+  fclose(f);
+  return n;
+}
+
+/* Fails at start-up (exit 2) when `path` cannot be written, rather than after an epoch:
+   creates and removes path.tmp, which is where it will be written. */
+static void check_writable(const char* option, const char* path) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE* f = fopen(tmp, "w");
+  if (!f) bad_input("cannot write %s file %s: %s", option, path, strerror(errno));
+  fclose(f);
+  remove(tmp);
+}
+
 /* One panel: series (values over epochs) in a box at (x0, y0) of size w x h. */
 static void svg_panel(FILE* f, double x0, double y0, double w, double h, const char* title,
                       const epoch_record* r, size_t n, const double* const* series,
@@ -694,6 +743,9 @@ static void write_plot(const char* path, const options* o, const epoch_record* r
 int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
+  if (o.metrics) check_writable("--metrics", o.metrics);
+  if (o.plot) check_writable("--plot", o.plot);
+  if (o.checkpoint) check_writable("--checkpoint", o.checkpoint);
   const int tty = isatty(STDERR_FILENO);
 
   /* Devices. */
@@ -816,13 +868,16 @@ int main(int argc, char** argv) {
     }
     const double t0 = now_seconds();
     const eval_result e = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
-    printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
-           o.eval_only, data.test.n, devs_text, e.loss, e.accuracy * 100);
-    if (o.json) {
+    if (!o.quiet || !o.json) {
+      printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
+             o.eval_only, data.test.n, devs_text, e.loss, e.accuracy * 100);
+    }
+    if (o.json) { /* the training run's keys; nothing was trained, so no rate or phases */
       printf(
-          "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": 0, \"test_accuracy\": %.4f, "
-          "\"test_loss\": %.4f, \"seconds\": %.3f}\n",
-          o.model, devs_json, e.accuracy, e.loss, now_seconds() - t0);
+          "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": 0, \"batch\": %lld, "
+          "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": null, "
+          "\"seconds\": %.3f, \"phases\": null}\n",
+          o.model, devs_json, (long long)o.batch, e.accuracy, e.loss, now_seconds() - t0);
     }
     goto done;
   }
@@ -838,6 +893,15 @@ int main(int argc, char** argv) {
       bad_input("--resume %s: the checkpoint records no epoch", o.resume);
     }
     first_epoch = (int)parse_int(meta, "checkpoint epoch", 0, 1000000) + 1;
+    char seed_text[32];
+    if (!o.quiet &&
+        dp_checkpoint_metadata(o.resume, "seed", seed_text, sizeof seed_text, NULL) == DP_OK &&
+        strtoull(seed_text, NULL, 10) != (unsigned long long)o.seed) {
+      fprintf(stderr,
+              "dp-train: warning: the checkpoint was trained with --seed %s, this run shuffles "
+              "with --seed %llu\n",
+              seed_text, (unsigned long long)o.seed);
+    }
     if (!o.quiet)
       fprintf(stderr, "dp-train: resuming after epoch %d from %s\n", first_epoch - 1, o.resume);
   }
@@ -852,7 +916,8 @@ int main(int argc, char** argv) {
   perm = (size_t*)malloc(data.train.n * sizeof(size_t));
   xbuf = (float*)malloc((size_t)o.batch * FASHION_PIXELS * sizeof(float));
   ybuf = (int64_t*)malloc((size_t)o.batch * sizeof(int64_t));
-  records = (epoch_record*)calloc((size_t)o.epochs + 1, sizeof(epoch_record));
+  const size_t max_records = (size_t)(o.epochs > first_epoch ? o.epochs : first_epoch) + 1;
+  records = (epoch_record*)calloc(max_records, sizeof(epoch_record));
   if (!perm || !xbuf || !ybuf || !records) {
     fprintf(stderr, "dp-train: out of memory\n");
     exit_code = 1;
@@ -867,10 +932,17 @@ int main(int argc, char** argv) {
   loader.batch = o.batch;
   loader.n_batches = n_batches;
   loader.input_device = devices[0];
-  loader.label_device = output_device;
+  /* With one device DataParallel runs the module alone and its output stays there (as
+     PyTorch's), so the labels go where the logits are. */
+  loader.label_device = n_devices == 1 ? devices[0] : output_device;
   loader.staging = xbuf;
   loader.labels = ybuf;
-  size_t n_records = 0;
+  /* A resumed run continues the --metrics history of the run it resumes. */
+  size_t n_records = o.resume && o.metrics
+                         ? read_metrics(o.metrics, first_epoch, records, max_records, o.quiet)
+                         : 0;
+  const size_t history = n_records;
+  int checkpoint_epoch = 0; /* the last epoch this run checkpointed */
   double train_time = 0, total_samples = 0;
   dp_phase_times phase_sum = {0, 0, 0, 0, 0, 0};
   double optimizer_sum = 0;
@@ -885,9 +957,16 @@ int main(int argc, char** argv) {
     loader_start(&loader);
     for (size_t b = 0; b < n_batches; ++b) {
       if (interrupted) {
-        fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s\n", epoch,
-                o.checkpoint ? "the last complete checkpoint is intact"
-                             : "no checkpoint was asked for");
+        if (!o.checkpoint) {
+          fprintf(stderr, "\ndp-train: interrupted in epoch %d; no checkpoint was asked for\n",
+                  epoch);
+        } else if (checkpoint_epoch > 0) {
+          fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s holds epoch %d, intact\n", epoch,
+                  o.checkpoint, checkpoint_epoch);
+        } else {
+          fprintf(stderr, "\ndp-train: interrupted in epoch %d; no checkpoint was written yet\n",
+                  epoch);
+        }
         exit_code = EXIT_INTERRUPTED;
         break;
       }
@@ -929,6 +1008,12 @@ int main(int argc, char** argv) {
     dp_phase_times phases;
     check(dp_data_parallel_stats(dpw, NULL, &phases, NULL), "stats");
     last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
+    if (!isfinite(last_eval.loss)) { /* diverged in the epoch's last steps: keep the files */
+      fprintf(stderr, "dp-train: the test loss became %f after epoch %d; try a smaller --lr\n",
+              last_eval.loss, epoch);
+      exit_code = 1;
+      break;
+    }
     epoch_record* r = &records[n_records++];
     r->epoch = epoch;
     r->train_loss = n_batches ? loss_sum / (double)n_batches : NAN;
@@ -962,12 +1047,15 @@ int main(int argc, char** argv) {
       const dp_metadata_entry meta[4] = {
           {"model", o.model}, {"epoch", epoch_str}, {"seed", seed_str}, {"optimizer", o.optimizer}};
       check(dp_checkpoint_save(model, opt, o.checkpoint, meta, 4), "saving the checkpoint");
+      checkpoint_epoch = epoch;
     }
     if (o.metrics) write_metrics(o.metrics, records, n_records);
     if (o.plot) write_plot(o.plot, &o, records, n_records);
   }
-  if (exit_code == 0 && n_records == 0) {
+  if (exit_code == 0 && n_records == history) { /* no epoch ran: the files still say so */
     last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
+    if (o.metrics) write_metrics(o.metrics, records, n_records);
+    if (o.plot) write_plot(o.plot, &o, records, n_records);
   }
   if (o.json && exit_code == 0) {
     printf(

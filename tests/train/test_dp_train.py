@@ -247,7 +247,11 @@ def test_eval_only_reports_the_checkpoints_accuracy(dp_train, tmp_path):
     assert p.returncode == 0, p.stderr
     e = run(dp_train, "--eval-only", str(ck), "--json", "--quiet")
     assert e.returncode == 0, e.stderr
-    assert final_json(e)["test_accuracy"] == final_json(p)["test_accuracy"]
+    assert e.stdout.count("\n") == 1, e.stdout  # --quiet --json: the JSON line alone
+    j = final_json(e)
+    assert j["test_accuracy"] == final_json(p)["test_accuracy"]
+    # The training run's keys; nothing trained, so no rate and no phases.
+    assert set(j) == set(final_json(p)) and j["samples_per_s"] is None and j["phases"] is None
 
 
 def read_idx(path):
@@ -486,6 +490,10 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
     (["--resume", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
     (["--eval-only", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
     (["--frobnicate"], "unknown option"),
+    (["-qx"], "unknown option \"-q\""),  # a bundle names its letter, not the argument before
+    (["--metrics", "/nonexistent/m.csv"], "cannot write --metrics file /nonexistent/m.csv"),
+    (["--plot", "/nonexistent/p.svg"], "cannot write --plot file /nonexistent/p.svg"),
+    (["--checkpoint", "/nonexistent/c.st"], "cannot write --checkpoint file /nonexistent/c.st"),
 ])
 def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, needle):
     p = run(dp_train, "--limit", "512", "--epochs", "1", *args)
@@ -493,6 +501,75 @@ def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, 
     lines = error_lines(p)
     assert len(lines) == 1, p.stderr
     assert needle in lines[0], lines[0]
+
+
+def test_unwritable_outputs_are_reported_before_training_not_after_an_epoch(dp_train):
+    start = time.time()
+    p = run(dp_train, "--epochs", "3", "--metrics", "/nonexistent/m.csv")
+    assert p.returncode == 2 and "cannot write --metrics" in p.stderr, p.stderr
+    assert "epoch" not in p.stdout and time.time() - start < 5, p.stdout
+
+
+def idx_file(path, magic, dims, payload):
+    path.write_bytes(gzip.compress(struct.pack(">I", magic) +
+                                   b"".join(struct.pack(">I", d) for d in dims) + payload))
+
+
+@pytest.mark.parametrize("images,labels,needle", [
+    ((0, 28, 28), (0,), "t10k-images-idx3-ubyte.gz: holds no images"),
+    ((3, 32, 32), (3,), "t10k-images-idx3-ubyte.gz: expected N x 28 x 28 images, got 3 x 32 x 32"),
+])
+def test_a_test_set_without_usable_images_is_rejected(dp_train, tmp_path, images, labels, needle):
+    d = tmp_path / "data"
+    d.mkdir()
+    for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"):
+        os.symlink(os.path.join(DATA, name), d / name)
+    n = images[0] * images[1] * images[2]
+    idx_file(d / "t10k-images-idx3-ubyte.gz", 0x803, images, b"\0" * n)
+    idx_file(d / "t10k-labels-idx1-ubyte.gz", 0x801, labels, b"\0" * labels[0])
+    p = run(dp_train, "--data", str(d), "--limit", "512", "--epochs", "1", "--json")
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert needle in error_lines(p)[0], p.stderr
+
+
+def test_a_diverged_model_exits_1_instead_of_writing_nan(dp_train, tmp_path):
+    csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
+    p = run(dp_train, "--limit", "256", "--epochs", "1", "--lr", "1e20", "--json", "--quiet",
+            "--metrics", str(csv), "--plot", str(svg))
+    assert p.returncode == 1, (p.returncode, p.stdout)
+    assert "try a smaller --lr" in p.stderr, p.stderr
+    assert "nan" not in p.stdout.lower() and not csv.exists() and not svg.exists()
+
+
+def test_one_device_with_another_output_device_trains(dp_train, tmp_path):
+    # One device runs the module alone (no gather), so the logits stay on it.
+    p = run(dp_train, "--limit", "2048", "--epochs", "1", "--devices", "cpu:0",
+            "--output-device", "cpu:1", "--json", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert final_json(p)["test_accuracy"] > 0.3
+
+
+def test_a_resumed_run_continues_the_metrics_and_plot_history(dp_train, tmp_path):
+    ck, csv, svg = tmp_path / "c.st", tmp_path / "m.csv", tmp_path / "p.svg"
+    files = ["--checkpoint", str(ck), "--metrics", str(csv), "--plot", str(svg)]
+    p1 = run(dp_train, "--limit", "2048", "--epochs", "1", *files, "--quiet")
+    assert p1.returncode == 0, p1.stderr
+    first = metrics(csv)
+    p2 = run(dp_train, "--limit", "2048", "--epochs", "2", "--resume", str(ck), *files,
+             "--seed", "7")
+    assert p2.returncode == 0, p2.stderr
+    rows = metrics(csv)
+    assert [r["epoch"] for r in rows] == [1, 2] and rows[0] == first[0], rows
+    assert svg.read_text().count("<circle") == 3 * 2  # three series, two epochs each
+    assert "trained with --seed 0, this run shuffles with --seed 7" in p2.stderr, p2.stderr
+
+
+def test_epochs_0_still_writes_the_metrics_and_plot_files(dp_train, tmp_path):
+    csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
+    p = run(dp_train, "--limit", "512", "--epochs", "0", "--metrics", str(csv), "--plot",
+            str(svg), "--json", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert metrics(csv) == [] and svg.read_text().rstrip().endswith("</svg>")
 
 
 def test_corrupt_data_files_are_rejected_with_exit_2(dp_train, tmp_path):
@@ -556,6 +633,22 @@ def test_an_unreadable_checkpoint_gives_one_line_naming_the_file_and_exit_2(
         assert "truncated" in lines[0], lines[0]
 
 
+def test_ctrl_c_before_the_first_checkpoint_says_none_was_written(dp_train, tmp_path):
+    ck = tmp_path / "ck.safetensors"
+    env = dict(os.environ, DP_CPU_DEVICES="2")
+    proc = subprocess.Popen([dp_train, "--model", "cnn", "--epochs", "3", "--checkpoint", str(ck)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    line = ""
+    while "epoch 1/3" not in line and time.time() < deadline:  # training has begun
+        line = proc.stderr.readline()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "interrupted in epoch 1; no checkpoint was written yet" in err, err
+    assert not ck.exists()
+
+
 def test_ctrl_c_keeps_the_last_complete_checkpoint(dp_train, tmp_path):
     ck = tmp_path / "ck.safetensors"
     env = dict(os.environ, DP_CPU_DEVICES="2")
@@ -569,7 +662,7 @@ def test_ctrl_c_keeps_the_last_complete_checkpoint(dp_train, tmp_path):
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, err)
-    assert "interrupted" in err
+    assert re.search(rf"interrupted in epoch \d+; {re.escape(str(ck))} holds epoch \d+, intact", err), err
     assert not (tmp_path / "ck.safetensors.tmp").exists()
     e = run(dp_train, "--model", "cnn", "--eval-only", str(ck), "--quiet", "--json")
     assert e.returncode == 0, e.stderr
