@@ -176,7 +176,7 @@ DP_EXPORT void dp_context_release(dp_context* ctx);
 DP_EXPORT dp_result dp_device_count(const dp_context* ctx, dp_device_type type, int32_t* out);
 
 /**
- * A device's name, e.g. "cpu:1 (virtual CPU device, 1 thread)" or "cuda:0 (NVIDIA H200)".
+ * A device's name, e.g. "cpu:1 (virtual CPU device, 1 thread, oneDNN)" or "cuda:0 (NVIDIA H200)".
  * Copied into buf (NUL-terminated, truncated to buf_size - 1 bytes); *needed, if not NULL,
  * receives the full length plus one. buf may be NULL when buf_size is 0.
  */
@@ -295,8 +295,7 @@ DP_EXPORT dp_result dp_tensor_copy_from_host(dp_tensor* t, const void* src, size
 DP_EXPORT dp_result dp_tensor_to_device(const dp_tensor* t, dp_device device, dp_tensor** out);
 
 /** A new tensor of `dtype` with the contents converted. Float to integer truncates toward
-    zero and saturates at the integer type's limits; NaN becomes 0. int64 to uint8 keeps
-    the low 8 bits. */
+    zero and saturates at the integer type's limits; NaN becomes 0. */
 DP_EXPORT dp_result dp_tensor_to_dtype(const dp_tensor* t, dp_dtype dtype, dp_tensor** out);
 
 /**
