@@ -113,10 +113,17 @@ void DataParallel::check_module_device() const {
   }
 }
 
+void DataParallel::drop_cache() {
+  cached_replicas_.clear();
+  cached_devices_.clear();
+  cached_versions_ = {};
+}
+
 std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& inputs,
                                                    const std::vector<bool>& broadcast) {
   stats_->begin_call();
   check_module_device();
+  parallel::check_not_inside_a_replica("DataParallel", device_ids_.size());
   parallel::ScatterOptions so;
   so.dim = dim_;
   so.chunk_sizes = options_.chunk_sizes;
@@ -125,10 +132,15 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
       parallel::scatter_inputs(inputs, broadcast, device_ids_, so, stats_);
   last_devices_ = scattered.devices;
   if (inputs.empty()) {
-    // No inputs: the module runs once, on device_ids[0].
+    // No inputs: the module runs once, on device_ids[0] (SPEC 3.3).
+    last_devices_ = {device_ids_[0]};
+    PhaseTimer timer(stats_.get(), Phase::kApply);
     return {(*module_)({})};
   }
-  if (scattered.devices.size() == 1 && scattered.devices[0] == device_ids_[0]) {
+  if (ran_directly()) {
+    // One device in use, device_ids[0]: the module itself on its chunk, no gather (SPEC
+    // 3.4). (One chunk elsewhere, chunk_sizes having skipped device_ids[0], runs as a
+    // replica and is gathered to output_device.)
     PhaseTimer timer(stats_.get(), Phase::kApply);
     return {module_->run_forward_on(device_ids_[0],
                                     [&] { return module_->forward(scattered.inputs[0]); })};
@@ -153,7 +165,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
       cached_devices_ = replica_devices;
       cached_versions_ = parallel::state_versions(*module_);
     } else {
-      cached_replicas_.clear();
+      drop_cache();
     }
   }
   std::vector<std::shared_ptr<Module>> running = replicas;
@@ -168,10 +180,10 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
   }
   if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
-  if (cacheable) {
-    // Forward may have changed buffers (it should not in evaluation, but a custom module
-    // may); keep the cache honest.
-    cached_versions_ = parallel::state_versions(*module_);
+  if (cacheable && !(cached_versions_ == parallel::state_versions(*module_))) {
+    // The forward changed the original's state (replica 0's BatchNorm statistics in train
+    // mode, buffer sync): the other replicas hold the old copies.
+    drop_cache();
   }
   return outputs;
 }
@@ -210,7 +222,7 @@ std::vector<Tensor> DataParallel::forward(const std::vector<Tensor>& inputs,
                                           const std::vector<bool>& broadcast) {
   trace::Span span("data parallel forward");
   auto outputs = run(inputs, broadcast);
-  if (outputs.size() == 1 && last_devices_.size() == 1) return outputs[0];
+  if (ran_directly()) return outputs[0];
   if (options_.no_gather) {
     std::vector<Tensor> flat;
     for (auto& list : outputs) flat.insert(flat.end(), list.begin(), list.end());
@@ -243,6 +255,7 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
                  << device_ids[0].str() << " (device_ids[0]) but found \"" << name << "\" on "
                  << t.device().str());
   }
+  parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
   if (inputs.empty()) return module({});
   if (scattered.devices.size() == 1) {
     return module.run_forward_on(scattered.devices[0],

@@ -61,6 +61,11 @@ class DataParallel {
                                        const std::vector<bool>& broadcast);
   void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas);
   void check_balance() const;
+  void drop_cache();
+  // Whether the last run called the module itself: one device in use, device_ids[0].
+  bool ran_directly() const {
+    return last_devices_.size() == 1 && last_devices_[0] == device_ids_[0];
+  }
 
   std::shared_ptr<Module> module_;
   std::vector<Device> device_ids_;
@@ -70,7 +75,8 @@ class DataParallel {
   std::shared_ptr<PhaseStats> stats_ = std::make_shared<PhaseStats>();
   std::vector<Device> last_devices_;
 
-  // Replica cache (options_.cache_replicas): valid while versions match.
+  // Replica cache (options_.cache_replicas): valid while the original's state versions
+  // and train/eval flags match; empty, all three, when there is none.
   std::vector<std::shared_ptr<Module>> cached_replicas_;
   std::vector<Device> cached_devices_;
   parallel::StateVersions cached_versions_;

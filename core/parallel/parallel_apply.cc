@@ -7,6 +7,20 @@
 
 namespace dp::parallel {
 
+namespace {
+
+// Set while this thread runs a replica of a parallel_apply over several devices.
+thread_local bool running_a_replica = false;
+
+}  // namespace
+
+void check_not_inside_a_replica(const char* what, size_t devices) {
+  DP_CHECK(devices <= 1 || !running_a_replica, kState,
+           what << " over " << devices
+                << " devices cannot run inside a replica of another (a custom module's forward "
+                   "under DataParallel): the replicas' workers would wait on each other");
+}
+
 std::vector<std::vector<Tensor>> parallel_apply(
     const std::vector<std::shared_ptr<Module>>& replicas,
     const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
@@ -16,6 +30,7 @@ std::vector<std::vector<Tensor>> parallel_apply(
            "parallel_apply: " << replicas.size() << " replicas, " << inputs.size()
                               << " input lists and " << devices.size()
                               << " devices (they must be equal)");
+  check_not_inside_a_replica("parallel_apply", replicas.size());
   std::vector<std::vector<Tensor>> outputs(replicas.size());
   if (replicas.empty()) return outputs;
   for (size_t i = 0; i < replicas.size(); ++i) {
@@ -36,8 +51,14 @@ std::vector<std::vector<Tensor>> parallel_apply(
   // Replicas on other CPU devices read the original's parameters in place (alias_cpu):
   // replica 0, the original, must not write them meanwhile.
   AliasReadGuard guard(aliased_parameter_memory(replicas));
+  const bool several = replicas.size() > 1;
   auto run_replica = [&](size_t i) {
     trace::Span span("replica forward", static_cast<int64_t>(i));
+    struct Mark {  // restored on the way out, exception or not
+      bool before = running_a_replica;
+      explicit Mark(bool on) { running_a_replica = running_a_replica || on; }
+      ~Mark() { running_a_replica = before; }
+    } mark(several);
     outputs[i] = replicas[i]->forward(inputs[i]);
   };
   // Replica 0 on a CPU device, holding no user code, runs last and through Worker::run:

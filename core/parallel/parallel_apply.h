@@ -17,4 +17,11 @@ std::vector<std::vector<Tensor>> parallel_apply(
     const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
     std::shared_ptr<PhaseStats> stats);
 
+// Throws kState when this thread runs a replica of a parallel_apply over several devices
+// and `what` would run over several devices too: a DataParallel inside a module that is
+// itself under DataParallel. Each replica's worker would wait for the others' workers,
+// busy with replicas that wait in turn. (From a custom module's forward that is not a
+// replica, a DataParallel runs: its device's worker runs replica 0 itself.)
+void check_not_inside_a_replica(const char* what, size_t devices);
+
 }  // namespace dp::parallel

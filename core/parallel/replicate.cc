@@ -61,18 +61,27 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
 
   const auto param_copies =
       broadcast(params, devices, options.bucket_bytes, options.alias_cpu, stats);
-  std::vector<std::vector<Tensor>> buffer_copies;
+  // Buffers are state: copies, never aliases (replica 0 updates its own in place), and
+  // detached, except those that require grad, whose replicas' gradients are summed back
+  // into the original as a parameter's are (SPEC 5, PyTorch's replicate).
+  std::vector<Tensor> state, differentiable;
+  for (const Tensor& b : buffers) (b.requires_grad() ? differentiable : state).push_back(b);
+  std::vector<std::vector<Tensor>> state_copies, differentiable_copies;
+  if (!differentiable.empty()) {
+    differentiable_copies = broadcast(differentiable, devices, options.bucket_bytes,
+                                      /*alias_cpu=*/false, nullptr);
+  }
   {
-    // Buffers are state, not inputs to differentiate: detached copies, never aliases.
     GradModeGuard no_grad(false);
-    buffer_copies = broadcast(buffers, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
+    state_copies = broadcast(state, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
   }
   for (size_t d = 1; d < devices.size(); ++d) {
     std::unordered_map<const TensorImpl*, Tensor> replace;
     for (size_t j = 0; j < params.size(); ++j)
       replace.emplace(params[j].impl(), param_copies[d][j]);
-    for (size_t j = 0; j < buffers.size(); ++j) {
-      replace.emplace(buffers[j].impl(), buffer_copies[d][j]);
+    for (size_t j = 0; j < state.size(); ++j) replace.emplace(state[j].impl(), state_copies[d][j]);
+    for (size_t j = 0; j < differentiable.size(); ++j) {
+      replace.emplace(differentiable[j].impl(), differentiable_copies[d][j]);
     }
     replicas.push_back(copy_tree(module, replace));
   }
@@ -127,6 +136,8 @@ StateVersions state_versions(const Module& module) {
       v.versions.push_back(t.version());
     }
   }
+  visit_modules(const_cast<Module&>(module),
+                [&](const std::string&, Module& m) { v.training.push_back(m.is_training()); });
   return v;
 }
 

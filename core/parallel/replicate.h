@@ -57,8 +57,11 @@ std::vector<std::shared_ptr<Storage>> aliased_broadcast_memory(const std::vector
 struct StateVersions {
   std::vector<const TensorImpl*> tensors;
   std::vector<uint64_t> versions;
+  // Every module's train/eval flag, in tree order: a replica copies it when it is made,
+  // and train() bumps no version.
+  std::vector<bool> training;
   bool operator==(const StateVersions& o) const {
-    return tensors == o.tensors && versions == o.versions;
+    return tensors == o.tensors && versions == o.versions && training == o.training;
   }
 };
 StateVersions state_versions(const Module& module);

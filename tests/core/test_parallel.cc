@@ -379,6 +379,143 @@ TEST(DataParallelBuffers, BatchNormStatisticsComeFromReplicaZeroOrTheAverage) {
   }
 }
 
+// Replica caching (SPEC 5) keeps replicas only while they are what replicate() would make
+// now: the original's tensors unchanged, and its train/eval flags unchanged.
+Tensor rows_4x2(const std::shared_ptr<Context>& ctx, float scale) {
+  std::vector<float> v{1, 10, 3, 20, 5, 40, 11, 60};
+  for (float& x : v) x *= scale;
+  return ops::from_host(ctx, {4, 2}, DType::kFloat32, cpu(0), v.data());
+}
+
+TEST(DataParallelCache, CachedReplicasFollowTheOriginalIntoTrainMode) {
+  auto ctx = make_ctx(2);
+  auto bn = std::make_shared<BatchNorm>(ctx, 1, 2, 1e-5, 0.1, cpu(0));
+  DataParallelOptions o;
+  o.cache_replicas = true;
+  DataParallel w(bn, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+  GradModeGuard no_grad(false);
+  bn->train(false);
+  w.forward({rows_4x2(ctx, 1)});  // fills the cache with evaluation-mode replicas
+  bn->train(true);
+  // In train mode each replica normalises its own two rows by their statistics: every
+  // column of every chunk becomes (-1, +1) (biased variance, eps aside).
+  const auto y = host(w.forward({rows_4x2(ctx, 1)})[0]);
+  for (int row = 0; row < 4; ++row) {
+    for (int col = 0; col < 2; ++col) {
+      EXPECT_NEAR(y[row * 2 + col], row % 2 == 0 ? -1.0 : 1.0, 1e-3) << "row " << row;
+    }
+  }
+}
+
+TEST(DataParallelCache, AForwardThatChangesTheOriginalsBuffersDropsTheCache) {
+  // Train mode without grad: replica 0 updates the original's running statistics and
+  // buffer sync averages the others' into them; cached replicas would keep old copies.
+  std::vector<std::vector<float>> means;
+  for (bool cache : {false, true}) {
+    auto ctx = make_ctx(2);
+    auto bn = std::make_shared<BatchNorm>(ctx, 1, 2, 1e-5, 0.1, cpu(0));
+    DataParallelOptions o;
+    o.cache_replicas = cache;
+    o.buffer_sync = BufferSync::kAverage;
+    DataParallel w(bn, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+    GradModeGuard no_grad(false);
+    for (float scale : {1.0f, 2.0f, 3.0f}) w.forward({rows_4x2(ctx, scale)});
+    means.push_back(host(bn->buffer("running_mean")));
+  }
+  EXPECT_EQ(means[1], means[0]);
+  // By hand: chunk means (2, 15) and (8, 50) times the scale, averaged: (5, 32.5) * s.
+  double m0 = 0, m1 = 0;
+  for (double s : {1.0, 2.0, 3.0}) {
+    m0 = 0.9 * m0 + 0.1 * 5 * s;
+    m1 = 0.9 * m1 + 0.1 * 32.5 * s;
+  }
+  EXPECT_NEAR(means[1][0], m0, 1e-5);
+  EXPECT_NEAR(means[1][1], m1, 1e-4);
+}
+
+TEST(DataParallelCache, AForwardWithGradBetweenCachedOnesLeavesNoEmptyCacheBehind) {
+  for (bool skip_first : {false, true}) {
+    auto ctx = make_ctx(2);
+    auto model = mlp(ctx);
+    DataParallelOptions o;
+    o.cache_replicas = true;
+    if (skip_first) o.chunk_sizes = {0, 4};
+    DataParallel w(model, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+    const Tensor x = make_batches(ctx, false, 1, 4)[0].x;
+    std::vector<float> first;
+    {
+      GradModeGuard no_grad(false);
+      first = host(w.forward({x})[0]);  // cached
+    }
+    w.forward({x});  // with grad: not cached, and the cache is emptied
+    GradModeGuard no_grad(false);
+    EXPECT_EQ(host(w.forward({x})[0]), first) << "skip_first " << skip_first;
+  }
+}
+
+TEST(DataParallelReplicas, OneChunkOnAnotherDeviceIsGatheredToTheOutputDevice) {
+  // chunk_sizes that give device_ids[0] no rows: the one chunk runs as replica 1; its
+  // output still goes to output_device (default device_ids[0]), as every gather does.
+  auto ctx = make_ctx(2);
+  auto model = mlp(ctx);
+  DataParallelOptions o;
+  o.chunk_sizes = {0, 4};
+  DataParallel w(model, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+  const Tensor x = make_batches(ctx, false, 1, 4)[0].x;
+  const Tensor y = w.forward({x})[0];
+  EXPECT_EQ(y.device(), cpu(0));
+  EXPECT_EQ(host(y), host((*model)({x})[0]));
+}
+
+TEST(DataParallelReplicas, BuffersThatRequireGradGetTheSumOfTheReplicasGradients) {
+  // out = x * b with b a buffer that requires grad: d(sum out)/db = the column sums of x
+  // over the whole batch, which only the replicas together see (SPEC 5: only buffers
+  // that do not require grad are broadcast detached).
+  auto ctx = make_ctx(2);
+  auto m = std::make_shared<CallbackModule>(
+      ctx, "Scale",
+      [](Module& self, const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::mul(in[0], self.buffer("b"))};
+      },
+      nullptr);
+  std::vector<float> bv{2, 3};
+  Tensor b = ops::from_host(ctx, {2}, DType::kFloat32, cpu(0), bv.data());
+  b.set_requires_grad(true);
+  m->register_buffer("b", b);
+  DataParallel w(m, {cpu(0), cpu(1)}, std::nullopt, 0, DataParallelOptions{});
+  const Tensor x = rows_4x2(ctx, 1);
+  backward({ops::sum(w.forward({x})[0])}, {});
+  ASSERT_TRUE(b.grad().defined());
+  EXPECT_EQ(host(b.grad()), (std::vector<float>{1 + 3 + 5 + 11, 10 + 20 + 40 + 60}));
+}
+
+TEST(DataParallelApply, ADataParallelInsideAReplicaIsRefusedNotDeadlocked) {
+  // A custom module whose forward runs an inner DataParallel over both devices. Under an
+  // outer DataParallel each replica's worker would wait for the other's: refused. Called
+  // on its own it runs (its device's worker runs the inner replica 0 itself).
+  auto ctx = make_ctx(2);
+  auto inner_model = mlp(ctx);
+  auto inner = std::make_shared<DataParallel>(inner_model, std::vector<Device>{cpu(0), cpu(1)},
+                                              std::nullopt, 0, DataParallelOptions{});
+  auto outer_model = std::make_shared<CallbackModule>(
+      ctx, "Outer",
+      [inner](Module&, const std::vector<Tensor>& in) { return inner->forward({in[0]}); }, nullptr);
+  const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
+  GradModeGuard no_grad(false);
+  const auto want = host((*inner_model)({x})[0]);
+  EXPECT_EQ(host((*outer_model)({x})[0]), want);
+  DataParallel outer(outer_model, {cpu(0), cpu(1)}, std::nullopt, 0, DataParallelOptions{});
+  try {
+    outer.forward({x});
+    ADD_FAILURE() << "a DataParallel inside a replica ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kState);
+    EXPECT_NE(std::string(e.what()).find("cannot run inside a replica"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(host((*outer_model)({x})[0]), want);  // and nothing is stuck afterwards
+}
+
 TEST(DataParallelComm, BroadcastPacksTensorsIntoBucketsOfTheGivenSize) {
   auto ctx = make_ctx(2);
   std::vector<Tensor> ts;
