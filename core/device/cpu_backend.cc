@@ -257,7 +257,11 @@ void CpuBackend::affine(int dev, const KView& x, const KView& out, double alpha,
 // near 1 (log(1.0001f) = 9.86e-5 instead of 1.0e-4), which log_softmax and cross entropy
 // inherit; the C library's logf is within an ulp, so log and log_softmax use it.
 void CpuBackend::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
-  if (f32(out) && op != UnaryOp::kLog && dnnl_cpu::unary(dnnl(dev), op, x, out)) return;
+  // oneDNN's exp gives +inf for NaN (and log is not among its fast kernels here).
+  if (f32(out) && op != UnaryOp::kLog && op != UnaryOp::kExp &&
+      dnnl_cpu::unary(dnnl(dev), op, x, out)) {
+    return;
+  }
   by_float(out, "unary op", [&](auto t) { ref::unary<decltype(t)>(op, x, out); });
 }
 
@@ -357,10 +361,21 @@ void CpuBackend::conv_relu_pool_backward(int dev, const KView& gz, const KView& 
       kInternal, "conv_relu_pool_backward: unsupported tensors");
 }
 
+namespace {
+
+// oneDNN pads max pooling with -FLT_MAX, not -inf: a window of -inf inputs and padding
+// gives -FLT_MAX and drops the inputs' gradient. Padded max pooling takes the reference
+// loop, where padding never wins. (All three entry points below decide alike.)
+bool dnnl_pools(const Pool2dParams& p) {
+  return p.kind != PoolKind::kMax || (p.pad_h == 0 && p.pad_w == 0);
+}
+
+}  // namespace
+
 size_t CpuBackend::pool2d_workspace_bytes(int dev, const KView& x, const KView& y,
                                           const Pool2dParams& p) {
   if (p.kind != PoolKind::kMax) return 0;
-  if (f32(x)) {
+  if (f32(x) && dnnl_pools(p)) {
     const size_t bytes = dnnl_cpu::pool2d_workspace_bytes(dnnl(dev), x, y, p);
     if (bytes > 0 || y.numel() == 0) return bytes;
   }
@@ -372,14 +387,16 @@ size_t CpuBackend::pool2d_workspace_bytes(int dev, const KView& x, const KView& 
 // pool2d_backward reads what pool2d wrote.
 void CpuBackend::pool2d(int dev, const KView& x, const KView& y, void* workspace,
                         const Pool2dParams& p) {
-  if (f32(y) && dnnl_cpu::pool2d(dnnl(dev), x, y, workspace, p)) return;
+  if (f32(y) && dnnl_pools(p) && dnnl_cpu::pool2d(dnnl(dev), x, y, workspace, p)) return;
   by_float(y, "pool2d",
            [&](auto t) { ref::pool2d<decltype(t)>(x, y, static_cast<int64_t*>(workspace), p); });
 }
 
 void CpuBackend::pool2d_backward(int dev, const KView& gy, const KView& x, const void* workspace,
                                  const KView& gx, const Pool2dParams& p) {
-  if (f32(gx) && dnnl_cpu::pool2d_backward(dnnl(dev), gy, x, workspace, gx, p)) return;
+  if (f32(gx) && dnnl_pools(p) && dnnl_cpu::pool2d_backward(dnnl(dev), gy, x, workspace, gx, p)) {
+    return;
+  }
   by_float(gx, "pool2d backward", [&](auto t) {
     ref::pool2d_backward<decltype(t)>(gy, gx, static_cast<const int64_t*>(workspace), p);
   });

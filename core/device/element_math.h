@@ -111,7 +111,7 @@ template <class T>
 DP_HOST_DEVICE inline T unary_value(UnaryOp op, T v) {
   switch (op) {
     case UnaryOp::kRelu:
-      return v > T(0) ? v : T(0);
+      return v < T(0) ? T(0) : v;  // NaN stays NaN, as in PyTorch
     case UnaryOp::kGelu:
       return v * normal_cdf(v);
     case UnaryOp::kTanh:
@@ -203,7 +203,7 @@ DP_HOST_DEVICE inline T pool_window(const T* plane, int64_t H, int64_t W, int64_
     const T v = plane[ih * W + iw];
     if (!max) {
       acc += v;
-    } else if (at < 0 || v > acc) {
+    } else if (at < 0 || v > acc || v != v) {  // a NaN wins and stays, as in PyTorch
       acc = v;
       at = ih * W + iw;
     }

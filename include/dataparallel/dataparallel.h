@@ -394,6 +394,8 @@ DP_EXPORT dp_result dp_op_neg(const dp_tensor* x, dp_tensor** out);
 DP_EXPORT dp_result dp_op_scale(const dp_tensor* x, double factor, dp_tensor** out);
 /** x + value */
 DP_EXPORT dp_result dp_op_add_scalar(const dp_tensor* x, double value, dp_tensor** out);
+/** max(x, 0). A NaN stays NaN in float64 (as in PyTorch); float32 runs oneDNN's kernel
+    (also fused into a Sequential's Linear or Conv2d + ReLU), which gives 0 for NaN. */
 DP_EXPORT dp_result dp_op_relu(const dp_tensor* x, dp_tensor** out);
 /** The exact (erf) GELU, as torch.nn.GELU(). */
 DP_EXPORT dp_result dp_op_gelu(const dp_tensor* x, dp_tensor** out);
@@ -417,6 +419,8 @@ DP_EXPORT dp_result dp_op_matmul(const dp_tensor* a, const dp_tensor* b, dp_tens
 /** x [..., in] @ weight[out, in]^T + bias[out] (bias may be NULL). */
 DP_EXPORT dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight,
                                  const dp_tensor* bias, dp_tensor** out);
+/** A row with a NaN: NaN across it (as in PyTorch), except float32 softmax (oneDNN's
+    kernel), which gives NaN at the NaN and 0 elsewhere. */
 DP_EXPORT dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
 DP_EXPORT dp_result dp_op_log_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
 
@@ -424,7 +428,9 @@ DP_EXPORT dp_result dp_op_log_softmax(const dp_tensor* x, int32_t dim, dp_tensor
 DP_EXPORT dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight,
                                  const dp_tensor* bias, int32_t stride_h, int32_t stride_w,
                                  int32_t pad_h, int32_t pad_w, dp_tensor** out);
-/** Floor mode; padding at most half the kernel; padding never wins the maximum. */
+/** Floor mode; padding at most half the kernel; padding never wins the maximum (a window
+    of -inf and padding gives -inf). A NaN wins its window in float64 (as in PyTorch);
+    float32 without padding runs oneDNN's kernel, which passes over it. */
 DP_EXPORT dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w,
                                      int32_t stride_h, int32_t stride_w, int32_t pad_h,
                                      int32_t pad_w, dp_tensor** out);

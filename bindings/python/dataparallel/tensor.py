@@ -273,8 +273,8 @@ class Tensor(Handle):
     __rmul__ = __mul__
 
     def __truediv__(self, other):
-        if type(other) in (int, float) or isinstance(other, numbers.Real):
-            return _wrap(capi.dp_op_scale(self._h, 1.0 / other), self._ctx)
+        # A true division also for a Python number (x * (1 / s) would overflow for a tiny
+        # s and raise for 0): the number as a 0-d tensor of this dtype, as PyTorch's.
         return self._binary(other, capi.dp_op_div)
 
     def __rtruediv__(self, other):

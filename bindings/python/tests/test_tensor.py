@@ -275,3 +275,34 @@ def test_context_and_module_level_factories_agree(ctx):
     assert ctx.from_dlpack(a).tolist() == [0, 1, 2, 3]
     assert dp.tensor(ctx, 2.5).shape == () and dp.tensor(ctx, 2.5).item() == 2.5
     assert dp.empty(ctx, [2, 2]).shape == (2, 2)
+
+
+def test_nan_and_infinities_go_through_ops_as_in_torch(ctx):
+    """exp(NaN), -inf under padded max pooling and NaN in float64 relu, max pooling and
+    softmax, forward and backward, against torch (the float32 oneDNN kernels that skip NaN
+    are documented in the header)."""
+    def both(fn, tfn, a, requires_grad=True):
+        x = ctx.tensor(a)
+        x.requires_grad = requires_grad
+        tx = torch.tensor(a, requires_grad=requires_grad)
+        y, ty = fn(x), tfn(tx)
+        np.testing.assert_array_equal(y.numpy(), ty.detach().numpy())
+        if requires_grad:
+            y.sum().backward()
+            ty.sum().backward()
+            np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+    both(dp.exp, torch.exp, np.array([np.nan, 1.0, -np.inf], np.float32))
+    both(lambda x: dp.max_pool2d(x, 2, 2, 1), lambda x: torch.nn.functional.max_pool2d(x, 2, 2, 1),
+         np.full((1, 1, 3, 3), -np.inf, np.float32))
+    nan_row = np.array([[1.0, np.nan, 2.0, 0.5]])
+    both(dp.relu, torch.relu, nan_row, requires_grad=False)
+    both(lambda x: dp.softmax(x, 1), lambda x: torch.softmax(x, 1), nan_row, requires_grad=False)
+    both(lambda x: dp.max_pool2d(x, 2), lambda x: torch.nn.functional.max_pool2d(x, 2),
+         np.array([[[[1.0, np.nan], [3.0, 2.0]]]]), requires_grad=False)
+
+
+def test_dividing_by_a_python_number_is_a_true_division(ctx):
+    for a, s in ((np.array([1e-310, 1.0]), 1e-310), (np.array([1e-39, 3.0], np.float32), 1e-39),
+                 (np.array([1.0, -1.0, 0.0], np.float32), 0.0), (np.array([3.0, 6.0]), 3.0)):
+        np.testing.assert_array_equal((ctx.tensor(a) / s).numpy(), (torch.tensor(a) / s).numpy())
