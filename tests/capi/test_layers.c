@@ -799,16 +799,22 @@ static dp_result failing_forward(void* user_data, dp_module* self, dp_tensor* co
   return dp_set_error(code, "weights not loaded");
 }
 
+/* A custom module of `forward` and `user_data` (no type name, no destroy). */
+static dp_module* make_custom(dp_context* ctx, dp_forward_fn forward, void* user_data) {
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = forward;
+  desc.user_data = user_data;
+  dp_module* m = NULL;
+  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  return m;
+}
+
 static void custom_module_forward_error_fails_forward_with_its_code_and_message(void** state) {
   dp_context* ctx = (dp_context*)*state;
   const dp_result codes[2] = {DP_ERR_CALLBACK, DP_ERR_SHAPE_MISMATCH};
   for (int i = 0; i < 2; ++i) {
     dp_result code = codes[i];
-    dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-    desc.forward = failing_forward;
-    desc.user_data = &code;
-    dp_module* m = NULL;
-    ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+    dp_module* m = make_custom(ctx, failing_forward, &code);
     dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
     dp_tensor* y = NULL;
     ASSERT_ERROR(dp_module_forward1(m, x, &y), code, "weights not loaded");
@@ -839,11 +845,8 @@ static dp_result identity_forward(void* user_data, dp_module* self, dp_tensor* c
 static void custom_module_outlives_the_handles_of_its_context(void** state) {
   dp_context* ctx = (dp_context*)*state;
   dp_context* other = make_context(1);
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.forward = identity_forward;
-  dp_module* custom = NULL;
+  dp_module* custom = make_custom(other, identity_forward, NULL);
   dp_module* seq = NULL;
-  ASSERT_OK(dp_module_custom(other, &desc, &custom));
   ASSERT_OK(dp_module_sequential(ctx, &seq));
   ASSERT_OK(dp_module_append(seq, custom));
   /* The Sequential holds the module; the user lets go of it and of its context. */
@@ -867,11 +870,7 @@ static void custom_module_outlives_the_handles_of_its_context(void** state) {
 static void custom_module_error_without_a_message_does_not_report_an_older_one(void** state) {
   dp_context* ctx = (dp_context*)*state;
   int calls = 0;
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.forward = identity_forward;
-  desc.user_data = &calls;
-  dp_module* m = NULL;
-  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  dp_module* m = make_custom(ctx, identity_forward, &calls);
   dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
   dp_tensor* y = NULL;
   /* Its first forward fails a call inside and succeeds. */
