@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every package the build, the tests, the benchmarks and the demo need, from
-# Debian's repositories (and, for the few things Debian lacks, pinned from PyPI).
+# Debian's repositories (all of them are there; building the Python wheel also needs
+# scikit-build-core from PyPI, which bindings/python/README.md installs, pinned).
 # Idempotent: when everything is present it prints nothing and touches nothing.
 set -euo pipefail
 
