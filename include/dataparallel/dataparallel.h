@@ -531,7 +531,9 @@ DP_EXPORT dp_result dp_module_append(dp_module* sequential, dp_module* child);
  * replica with the replica's parameters: read parameters through it). `inputs` are
  * borrowed for the call. Store up to `max_outputs` new references in outputs[] and their
  * count in *n_outputs; the library takes them over. Return DP_OK, or an error code
- * (dp_set_error sets its message). Runs on the worker thread of the module's device.
+ * (dp_set_error sets its message). Runs on the worker thread of the module's device. It
+ * may run a DataParallel over several devices unless it is itself a replica under one
+ * (that call fails with DP_ERR_STATE: the replicas' workers would wait on each other).
  */
 typedef dp_result (*dp_forward_fn)(void* user_data, dp_module* self,
                                    dp_tensor* const* inputs, size_t n_inputs,
