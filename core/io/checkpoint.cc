@@ -59,13 +59,24 @@ void load_module(Module& module, const std::string& path) {
 
 void save_checkpoint(const Module& module, const Optimizer* optimizer, const std::string& path,
                      const std::map<std::string, std::string>& metadata) {
+  // The library's own keys: a user value may repeat one (dp-train records its optimizer)
+  // but not contradict it, or a load would trust what is not in the file.
+  std::map<std::string, std::string> own{{"format", "pt"}, {"producer", "libdataparallel"}};
+  if (optimizer) own["optimizer"] = const_cast<Optimizer*>(optimizer)->kind();
+  for (const char* key : {"format", "producer", "optimizer"}) {
+    auto it = metadata.find(key);
+    if (it == metadata.end()) continue;
+    DP_CHECK(own.count(key) && own.at(key) == it->second, kInvalidArgument,
+             "metadata \"" << key << "\" = \"" << it->second << "\" contradicts the library's own ("
+                           << (own.count(key) ? "\"" + own.at(key) + "\""
+                                              : std::string("no optimizer is saved"))
+                           << ")");
+  }
   std::map<std::string, std::string> meta = metadata;
-  meta["format"] = "pt";
-  meta["producer"] = "libdataparallel";
+  for (const auto& [key, value] : own) meta[key] = value;
   auto entries = module.state();
   if (optimizer) {
     auto* opt = const_cast<Optimizer*>(optimizer);
-    meta["optimizer"] = opt->kind();
     const auto& params = opt->params();
     for (size_t i = 0; i < params.size(); ++i) {
       for (const Optimizer::Slot& s : opt->slots(i)) {
@@ -94,10 +105,24 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
              "\"" << path << "\" holds " << it->second << " state but the optimizer is "
                   << optimizer->kind());
     const auto& params = optimizer->params();
+    std::set<std::string> known;
     for (size_t i = 0; i < params.size(); ++i) {
+      // A parameter's state is whole or absent: its buffers all present or all missing
+      // (created together at its first step), and with a step count, buffers exactly when
+      // the count is at least 1. A file that breaks this would leave a half-made state
+      // that the next step reads.
+      int64_t steps = -1;  // -1: this optimizer keeps no count
+      size_t buffers = 0, present = 0;
       for (const Optimizer::Slot& s : optimizer->slots(i)) {
-        auto e = entries.find(slot_name(i, s.name));
-        if (e == entries.end()) continue;  // not created yet when saved
+        const std::string name = slot_name(i, s.name);
+        known.insert(name);
+        if (!s.count) ++buffers;
+        auto e = entries.find(name);
+        if (e == entries.end()) {
+          DP_CHECK(!s.count, kFormat,
+                   "\"" << path << "\" has no \"" << name << "\": incomplete optimizer state");
+          continue;  // a buffer not created yet when saved
+        }
         const Shape want = s.count ? Shape{} : params[i].shape();
         const DType want_type = s.count ? DType::kInt64 : params[i].dtype();
         DP_CHECK(e->second.shape == want && e->second.dtype == want_type, kFormat,
@@ -105,7 +130,28 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
                       << shape_str(e->second.shape) << " " << dtype_name(e->second.dtype)
                       << " but the optimizer needs " << shape_str(want) << " "
                       << dtype_name(want_type));
+        if (s.count) {
+          std::memcpy(&steps, e->second.data.data(), sizeof steps);
+          DP_CHECK(steps >= 0, kFormat,
+                   "\"" << path << "\": \"" << name << "\" is " << steps << ", not a step count");
+        } else {
+          ++present;
+        }
       }
+      DP_CHECK(present == 0 || present == buffers, kFormat,
+               "\"" << path << "\": parameter " << i << " has " << present << " of the " << buffers
+                    << " state tensors " << optimizer->kind()
+                    << " keeps: incomplete optimizer state");
+      DP_CHECK(steps < 0 || buffers == 0 || (steps >= 1) == (present == buffers), kFormat,
+               "\"" << path << "\": parameter " << i << " has step " << steps << " but "
+                    << (present ? "state tensors" : "no state tensors")
+                    << ": inconsistent optimizer state");
+    }
+    for (const auto& [name, e] : entries) {
+      DP_CHECK(!is_optimizer_entry(name) || known.count(name), kFormat,
+               "\"" << path << "\" has an entry \"" << name << "\" that this " << optimizer->kind()
+                    << " optimizer (" << params.size()
+                    << " parameters) does not keep: a checkpoint of another setup?");
     }
   }
   GradModeGuard no_grad(false);

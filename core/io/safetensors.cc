@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "error.h"
 #include "ops/ops.h"
@@ -123,8 +124,22 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
   DP_CHECK(std::memchr(bytes + 8, '\0', n) == nullptr, kFormat,
            name << ": the header contains a NUL byte");
   nlohmann::json header;
+  // A repeated key in an object would keep only its last value here, while a reader that
+  // keeps the first sees another file: each object's keys are checked as they come.
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  auto unique_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keys.emplace_back();
+    if (event == Event::object_end && !keys.empty()) keys.pop_back();
+    if (event == Event::key && !keys.empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      DP_CHECK(keys.back().insert(key).second, kFormat,
+               name << ": the header has the key \"" << key << "\" twice");
+    }
+    return true;
+  };
   try {
-    header = nlohmann::json::parse(bytes + 8, bytes + 8 + n);
+    header = nlohmann::json::parse(bytes + 8, bytes + 8 + n, unique_keys);
   } catch (const nlohmann::json::exception& e) {
     DP_THROW(kFormat, name << ": header is not valid JSON: " << e.what());
   }

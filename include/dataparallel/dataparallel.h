@@ -676,8 +676,10 @@ typedef struct dp_metadata_entry {
  * Saves a training checkpoint in one safetensors file: the module's state under its names
  * (so dp_module_load and PyTorch read it), the optimizer's state if `opt` is not NULL
  * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them), and
- * n_metadata string pairs (copied into the file's __metadata__). Written to path.tmp and
- * renamed, so an interrupted save never damages an earlier file at `path`.
+ * n_metadata string pairs (copied into the file's __metadata__). The keys "format",
+ * "producer" and "optimizer" are the library's own: a pair may repeat their value but not
+ * contradict it (DP_ERR_INVALID_ARGUMENT). Written to path.tmp and renamed, so an
+ * interrupted save never damages an earlier file at `path`.
  */
 DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt,
                                        const char* path, const dp_metadata_entry* metadata,
@@ -685,7 +687,9 @@ DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* o
 /**
  * Restores a checkpoint into the module and, if `opt` is not NULL, the optimizer (which
  * must be of the kind that saved it). Everything is checked before anything changes:
- * DP_ERR_FORMAT (naming the entry) leaves both untouched.
+ * DP_ERR_FORMAT (naming the entry) leaves both untouched. That includes the optimizer's
+ * state: each parameter's whole or absent (with a step count of at least 1 exactly when
+ * its tensors are there), and no entry this optimizer does not keep.
  */
 DP_EXPORT dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path);
 /**

@@ -14,7 +14,7 @@ def save_file(tensors, path, metadata=None):
     """tensors: {name: array-like} (float32, float64 or int64)."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
-        a = np.ascontiguousarray(tensors[name])
+        a = np.asarray(tensors[name], order="C")  # (ascontiguousarray makes 0-d 1-d)
         data = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
         header[name] = {"dtype": _NAMES[a.dtype], "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}
