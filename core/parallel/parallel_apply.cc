@@ -67,11 +67,20 @@ std::vector<std::vector<Tensor>> parallel_apply(
   // the loss's device on the caller) and the optimizer step, and the device's worker
   // sleeps instead of spinning beside it: two busy threads on two cores, not three.
   const bool first_here = devices[0].is_cpu() && !replicas[0]->runs_user_code();
-  TaskGroup group(replicas.size());
-  for (size_t i = first_here ? 1 : 0; i < replicas.size(); ++i) {
-    group.submit(i, ctx->worker(devices[i]), [&run_replica, i] { run_replica(i); });
+  // Called from a device's own worker (a custom module's forward running a DataParallel),
+  // that device's replica runs here too: queued behind the running task, it never would.
+  size_t own = replicas.size();
+  for (size_t i = 0; i < replicas.size() && own == replicas.size(); ++i) {
+    if (ctx->worker(devices[i]).is_current()) own = i;
   }
-  if (first_here) group.run(0, ctx->worker(devices[0]), [&run_replica] { run_replica(0); });
+  auto here = [&](size_t i) { return i == own || (i == 0 && first_here); };
+  TaskGroup group(replicas.size());
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (!here(i)) group.submit(i, ctx->worker(devices[i]), [&run_replica, i] { run_replica(i); });
+  }
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (here(i)) group.run(i, ctx->worker(devices[i]), [&run_replica, i] { run_replica(i); });
+  }
   const auto& errors = group.wait();
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;

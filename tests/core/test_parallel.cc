@@ -2,8 +2,11 @@
 // statistics by value, CPU aliasing, coalesced buckets, the GPU imbalance rule.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <future>
 #include <optional>
 #include <random>
 #include <string>
@@ -514,6 +517,32 @@ TEST(DataParallelApply, ADataParallelInsideAReplicaIsRefusedNotDeadlocked) {
         << e.what();
   }
   EXPECT_EQ(host((*outer_model)({x})[0]), want);  // and nothing is stuck afterwards
+}
+
+TEST(DataParallelApply, ACustomForwardOnAnotherDeviceRunsADataParallelOverItsOwnDevice) {
+  // The custom module gets its input on cpu:1, so its forward runs on cpu:1's worker; the
+  // inner DataParallel's replica 1 is for that same worker, and runs there, inline (it
+  // used to be queued behind the running forward: a hang).
+  auto ctx = make_ctx(2);
+  auto inner_model = mlp(ctx);
+  auto inner = std::make_shared<DataParallel>(inner_model, std::vector<Device>{cpu(0), cpu(1)},
+                                              std::nullopt, 0, DataParallelOptions{});
+  auto outer = std::make_shared<CallbackModule>(
+      ctx, "Outer",
+      [inner](Module&, const std::vector<Tensor>& in) {
+        return inner->forward({ops::to_device(in[0], cpu(0))});
+      },
+      nullptr);
+  const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
+  GradModeGuard no_grad(false);
+  const auto want = host((*inner_model)({x})[0]);
+  auto done = std::async(std::launch::async,
+                         [&] { return host((*outer)({ops::to_device(x, cpu(1))})[0]); });
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    ADD_FAILURE() << "the forward did not finish in 60 s";
+    std::_Exit(1);  // a hung worker cannot be joined
+  }
+  EXPECT_EQ(done.get(), want);
 }
 
 TEST(DataParallelComm, BroadcastPacksTensorsIntoBucketsOfTheGivenSize) {
