@@ -492,17 +492,31 @@ TEST(DataParallelReplicas, BuffersThatRequireGradGetTheSumOfTheReplicasGradients
   EXPECT_EQ(host(b.grad()), (std::vector<float>{1 + 3 + 5 + 11, 10 + 20 + 40 + 60}));
 }
 
-TEST(DataParallelApply, ADataParallelInsideAReplicaIsRefusedNotDeadlocked) {
-  // A custom module whose forward runs an inner DataParallel over both devices. Under an
-  // outer DataParallel each replica's worker would wait for the other's: refused. Called
-  // on its own it runs (its device's worker runs the inner replica 0 itself).
-  auto ctx = make_ctx(2);
-  auto inner_model = mlp(ctx);
-  auto inner = std::make_shared<DataParallel>(inner_model, std::vector<Device>{cpu(0), cpu(1)},
+// An MLP, and a custom module whose forward runs it under a DataParallel over cpu:0 and
+// cpu:1 on its input (moved to cpu:0, where the MLP lives).
+struct InnerDataParallel {
+  std::shared_ptr<Module> model;
+  std::shared_ptr<Module> outer;
+};
+
+InnerDataParallel inner_data_parallel(const std::shared_ptr<Context>& ctx) {
+  auto model = mlp(ctx);
+  auto inner = std::make_shared<DataParallel>(model, std::vector<Device>{cpu(0), cpu(1)},
                                               std::nullopt, 0, DataParallelOptions{});
-  auto outer_model = std::make_shared<CallbackModule>(
+  auto outer = std::make_shared<CallbackModule>(
       ctx, "Outer",
-      [inner](Module&, const std::vector<Tensor>& in) { return inner->forward({in[0]}); }, nullptr);
+      [inner](Module&, const std::vector<Tensor>& in) {
+        return inner->forward({ops::to_device(in[0], cpu(0))});
+      },
+      nullptr);
+  return {model, outer};
+}
+
+TEST(DataParallelApply, ADataParallelInsideAReplicaIsRefusedNotDeadlocked) {
+  // Under an outer DataParallel each replica's worker would wait for the other's: refused.
+  // Called on its own it runs (its device's worker runs the inner replica 0 itself).
+  auto ctx = make_ctx(2);
+  auto [inner_model, outer_model] = inner_data_parallel(ctx);
   const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
   GradModeGuard no_grad(false);
   const auto want = host((*inner_model)({x})[0]);
@@ -524,15 +538,7 @@ TEST(DataParallelApply, ACustomForwardOnAnotherDeviceRunsADataParallelOverItsOwn
   // inner DataParallel's replica 1 is for that same worker, and runs there, inline (it
   // used to be queued behind the running forward: a hang).
   auto ctx = make_ctx(2);
-  auto inner_model = mlp(ctx);
-  auto inner = std::make_shared<DataParallel>(inner_model, std::vector<Device>{cpu(0), cpu(1)},
-                                              std::nullopt, 0, DataParallelOptions{});
-  auto outer = std::make_shared<CallbackModule>(
-      ctx, "Outer",
-      [inner](Module&, const std::vector<Tensor>& in) {
-        return inner->forward({ops::to_device(in[0], cpu(0))});
-      },
-      nullptr);
+  auto [inner_model, outer] = inner_data_parallel(ctx);
   const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
   GradModeGuard no_grad(false);
   const auto want = host((*inner_model)({x})[0]);
