@@ -320,6 +320,21 @@ static void check_checkpoint_model(const char* option, const char* path, const c
   }
 }
 
+/* Moves *t (a reference the caller owns) to the device of `like`, if it is elsewhere. The
+   labels go where the logits are: on the output device when DataParallel gathered them,
+   on the first device when that one device ran the module alone (a single device, or a
+   batch of one chunk). */
+static void move_to_device_of(dp_tensor** t, const dp_tensor* like) {
+  dp_device want, have;
+  check(dp_tensor_device(like, &want), "device");
+  check(dp_tensor_device(*t, &have), "device");
+  if (want.type == have.type && want.index == have.index) return;
+  dp_tensor* moved = NULL;
+  check(dp_tensor_to_device(*t, want, &moved), "labels");
+  dp_tensor_release(*t);
+  *t = moved;
+}
+
 /* splitmix64: the epoch's permutation depends only on (seed, epoch), so a resumed run
    shuffles exactly as the uninterrupted one. */
 static uint64_t splitmix(uint64_t* state) {
@@ -932,9 +947,7 @@ int main(int argc, char** argv) {
   loader.batch = o.batch;
   loader.n_batches = n_batches;
   loader.input_device = devices[0];
-  /* With one device DataParallel runs the module alone and its output stays there (as
-     PyTorch's), so the labels go where the logits are. */
-  loader.label_device = n_devices == 1 ? devices[0] : output_device;
+  loader.label_device = output_device; /* where the logits usually are: see move_to_device_of */
   loader.staging = xbuf;
   loader.labels = ybuf;
   /* A resumed run continues the --metrics history of the run it resumes. */
@@ -974,6 +987,7 @@ int main(int argc, char** argv) {
       loader_next(&loader, &x, &y);
       size_t n_out = 0;
       check(dp_data_parallel_forward(dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
+      move_to_device_of(&y, logits);
       check(dp_op_cross_entropy(logits, y, &loss), "loss");
       check(dp_backward(loss, NULL, 0), "backward");
       const double ts = now_seconds();
