@@ -16,6 +16,16 @@ namespace dp {
 
 namespace {
 
+// SPEC 3.1: every parameter and buffer on device_ids[0], or an error naming both devices.
+void check_module_on(const Module& module, Device want) {
+  for (const auto& [name, t] : module.state()) {
+    DP_CHECK(t.device() == want, kDeviceMismatch,
+             "module must have its parameters and buffers on device "
+                 << want.str() << " (device_ids[0]) but found \"" << name << "\" on "
+                 << t.device().str());
+  }
+}
+
 void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
   DP_CHECK(!ids.empty(), kInvalidArgument, "device_ids is empty");
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -103,16 +113,6 @@ void DataParallel::check_balance() const {
   if (!w.empty()) ctx->log(kLogWarning, w);
 }
 
-void DataParallel::check_module_device() const {
-  const Device want = device_ids_[0];
-  for (const auto& [name, t] : module_->state()) {
-    DP_CHECK(t.device() == want, kDeviceMismatch,
-             "module must have its parameters and buffers on device "
-                 << want.str() << " (device_ids[0]) but found \"" << name << "\" on "
-                 << t.device().str());
-  }
-}
-
 void DataParallel::drop_cache() {
   cached_replicas_.clear();
   cached_devices_.clear();
@@ -122,7 +122,7 @@ void DataParallel::drop_cache() {
 std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& inputs,
                                                    const std::vector<bool>& broadcast) {
   stats_->begin_call();
-  check_module_device();
+  check_module_on(*module_, device_ids_[0]);
   parallel::check_not_inside_a_replica("DataParallel", device_ids_.size());
   parallel::ScatterOptions so;
   so.dim = dim_;
@@ -249,12 +249,7 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   parallel::ScatterOptions so;
   so.dim = dim;
   auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
-  for (const auto& [name, t] : module.state()) {
-    DP_CHECK(t.device() == device_ids[0], kDeviceMismatch,
-             "module must have its parameters and buffers on device "
-                 << device_ids[0].str() << " (device_ids[0]) but found \"" << name << "\" on "
-                 << t.device().str());
-  }
+  check_module_on(module, device_ids[0]);
   parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
   if (inputs.empty()) return module({});
   if (scattered.devices.size() == 1) {

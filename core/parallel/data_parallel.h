@@ -56,7 +56,6 @@ class DataParallel {
   PhaseStats& stats() { return *stats_; }
 
  private:
-  void check_module_device() const;
   std::vector<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                        const std::vector<bool>& broadcast);
   void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas);
