@@ -66,23 +66,23 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
   // into the original as a parameter's are (SPEC 5, PyTorch's replicate).
   std::vector<Tensor> state, differentiable;
   for (const Tensor& b : buffers) (b.requires_grad() ? differentiable : state).push_back(b);
-  std::vector<std::vector<Tensor>> state_copies, differentiable_copies;
-  if (!differentiable.empty()) {
-    differentiable_copies = broadcast(differentiable, devices, options.bucket_bytes,
-                                      /*alias_cpu=*/false, nullptr);
-  }
+  const auto differentiable_copies =
+      broadcast(differentiable, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
+  std::vector<std::vector<Tensor>> state_copies;
   {
     GradModeGuard no_grad(false);
     state_copies = broadcast(state, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
   }
   for (size_t d = 1; d < devices.size(); ++d) {
     std::unordered_map<const TensorImpl*, Tensor> replace;
-    for (size_t j = 0; j < params.size(); ++j)
-      replace.emplace(params[j].impl(), param_copies[d][j]);
-    for (size_t j = 0; j < state.size(); ++j) replace.emplace(state[j].impl(), state_copies[d][j]);
-    for (size_t j = 0; j < differentiable.size(); ++j) {
-      replace.emplace(differentiable[j].impl(), differentiable_copies[d][j]);
-    }
+    auto swap_in = [&](const std::vector<Tensor>& originals,
+                       const std::vector<std::vector<Tensor>>& copies) {
+      for (size_t j = 0; j < originals.size(); ++j)
+        replace.emplace(originals[j].impl(), copies[d][j]);
+    };
+    swap_in(params, param_copies);
+    swap_in(state, state_copies);
+    swap_in(differentiable, differentiable_copies);
     replicas.push_back(copy_tree(module, replace));
   }
   return replicas;
