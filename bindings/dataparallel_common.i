@@ -19,6 +19,14 @@ static dp_result dp_bind_error(dp_result code, const char* format, ...) {
   va_end(ap);
   return dp_set_error(code, message);
 }
+
+/* Whether broadcast flags (NULL: none) come one per input; if not, records the error. */
+static int dp_bind_flags_fit(const int* flags, size_t n_flags, size_t n_inputs) {
+  if (!flags || n_flags == n_inputs) return 1;
+  dp_bind_error(DP_ERR_INVALID_ARGUMENT, "broadcast has %zu flags but there are %zu inputs",
+                n_flags, n_inputs);
+  return 0;
+}
 %}
 
 /* ---- handles ------------------------------------------------------------------------
@@ -187,10 +195,7 @@ dp_result dp_data_parallel_forward_flags(dp_data_parallel* dp, dp_tensor* const*
                                          size_t n_inputs, const int* flags, size_t n_flags,
                                          dp_tensor** outputs, size_t capacity,
                                          size_t* n_outputs) {
-  if (flags && n_flags != n_inputs) {
-    return dp_bind_error(DP_ERR_INVALID_ARGUMENT,
-                         "broadcast has %zu flags but there are %zu inputs", n_flags, n_inputs);
-  }
+  if (!dp_bind_flags_fit(flags, n_flags, n_inputs)) return DP_ERR_INVALID_ARGUMENT;
   return dp_data_parallel_forward(dp, inputs, flags, n_inputs, outputs, capacity, n_outputs);
 }
 
@@ -201,10 +206,7 @@ dp_result dp_data_parallel_apply_flags(dp_module* module, dp_tensor* const* inpu
                                        const dp_device* device_ids, size_t n_devices,
                                        const dp_device* output_device, int32_t dim,
                                        dp_tensor** outputs, size_t capacity, size_t* n_outputs) {
-  if (flags && n_flags != n_inputs) {
-    return dp_bind_error(DP_ERR_INVALID_ARGUMENT,
-                         "broadcast has %zu flags but there are %zu inputs", n_flags, n_inputs);
-  }
+  if (!dp_bind_flags_fit(flags, n_flags, n_inputs)) return DP_ERR_INVALID_ARGUMENT;
   return dp_data_parallel_apply(module, inputs, flags, n_inputs, device_ids, n_devices,
                                 output_device, dim, outputs, capacity, n_outputs);
 }

@@ -114,6 +114,25 @@ static void dp_py_raise(dp_result code) {
 
 /* ---- conversions ---- */
 
+/* s as UTF-8 text for C (owned by s, valid while it lives), or NULL with TypeError when s
+   is not a str, or ValueError when it holds a NUL, which would end the text early in C (a
+   path "a\0b" would name file "a"; open() refuses it too). `what` names s in messages. */
+static const char* dp_py_text(PyObject* s, const char* what) {
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &size) : NULL;
+  if (!text) {
+    if (!PyErr_Occurred()) {
+      PyErr_Format(PyExc_TypeError, "%s must be str, not %.200s", what, Py_TYPE(s)->tp_name);
+    }
+    return NULL;
+  }
+  if (strlen(text) != (size_t)size) {
+    PyErr_Format(PyExc_ValueError, "%s: embedded null character", what);
+    return NULL;
+  }
+  return text;
+}
+
 static int dp_py_device(PyObject* o, dp_device* d) {
   long type, index;
   if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 2) {
@@ -279,24 +298,12 @@ DP_PY_VALUE_OUT(void*, out, PyLong_FromVoidPtr)
   $result = SWIG_Python_AppendOutput($result, dp_py_from_device(value$argnum));
 }
 
-/* Text arguments (paths, names): str, or None for NULL. An embedded NUL would end the
-   text early in C (a path "a\0b" would name file "a"), so it is refused, as open() does. */
+/* Text arguments (paths, names): str (dp_py_text), or None for NULL. */
 %typemap(in) const char* {
-  if ($input == Py_None) {
-    $1 = NULL;
-  } else {
-    Py_ssize_t size = 0;
-    const char* text = PyUnicode_Check($input) ? PyUnicode_AsUTF8AndSize($input, &size) : NULL;
-    if (!text) {
-      if (!PyErr_Occurred()) {
-        PyErr_Format(PyExc_TypeError, "$1_name must be str, not %.200s", Py_TYPE($input)->tp_name);
-      }
-      SWIG_fail;
-    }
-    if (strlen(text) != (size_t)size) {
-      PyErr_SetString(PyExc_ValueError, "$1_name: embedded null character");
-      SWIG_fail;
-    }
+  $1 = NULL;
+  if ($input != Py_None) {
+    const char* text = dp_py_text($input, "$1_name");
+    if (!text) SWIG_fail;
     $1 = ($1_ltype)text;
   }
 }
@@ -497,21 +504,9 @@ DP_PY_HANDLES_IN(DP_ARGS((dp_module* const* replicas, size_t n)), dp_module)
     PyObject *key, *value;
     while (PyDict_Next($input, &pos, &key, &value)) {
       /* The UTF-8 text stays valid while the dict holds the strings. */
-      Py_ssize_t key_size = 0, value_size = 0;
-      entries[i].key = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &key_size) : NULL;
-      entries[i].value =
-          PyUnicode_Check(value) ? PyUnicode_AsUTF8AndSize(value, &value_size) : NULL;
-      if (!entries[i].key || !entries[i].value) {
-        if (!PyErr_Occurred()) {
-          PyErr_SetString(PyExc_TypeError, "metadata keys and values must be str");
-        }
-        SWIG_fail;
-      }
-      if (strlen(entries[i].key) != (size_t)key_size ||
-          strlen(entries[i].value) != (size_t)value_size) {
-        PyErr_SetString(PyExc_ValueError, "metadata: embedded null character");
-        SWIG_fail;
-      }
+      entries[i].key = dp_py_text(key, "metadata keys and values");
+      entries[i].value = entries[i].key ? dp_py_text(value, "metadata keys and values") : NULL;
+      if (!entries[i].value) SWIG_fail;
       ++i;
     }
     $1 = entries;
