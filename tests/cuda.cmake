@@ -20,6 +20,11 @@ gtest_discover_tests(test_cuda TEST_PREFIX "cuda." DISCOVERY_TIMEOUT 60
 if(DP_CUDA_ENABLED)
   add_executable(test_cuda_plugin_load cuda/plugin_load.c)
   target_link_libraries(test_cuda_plugin_load PRIVATE ${CMAKE_DL_LIBS} dp_warnings)
+  # The ABI version the core passes (kBackendAbiVersion), for this C program to pass too.
+  file(STRINGS ${PROJECT_SOURCE_DIR}/core/device/backend.h _abi_line
+       REGEX "constexpr int kBackendAbiVersion = [0-9]+")
+  string(REGEX MATCH "[0-9]+" _abi "${_abi_line}")
+  target_compile_definitions(test_cuda_plugin_load PRIVATE DP_BACKEND_ABI_VERSION=${_abi})
   add_test(NAME cuda_plugin_exports
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_plugin_exports.sh
                    $<TARGET_FILE:dataparallel_cuda> $<TARGET_FILE:test_cuda_plugin_load>)

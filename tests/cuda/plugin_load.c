@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   }
   struct backend_host host = {host_raise, host_log, NULL};
   const char* why = NULL;
-  void* backend = entry(&host, 1, false, &why);
+  void* backend = entry(&host, DP_BACKEND_ABI_VERSION, false, &why);
   if (backend) {
     /* A GPU machine: the backend started. It is a C++ object this program cannot
        destroy; the process ends here anyway. */
