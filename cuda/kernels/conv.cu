@@ -112,6 +112,25 @@ __global__ void pool_backward_kernel(const T* gy, const int32_t* ws, T* gx, int6
   }
 }
 
+// Windows that do not overlap (stride >= kernel both ways) hold each input element at
+// most once, so one thread per window writes its gradient into gx (zeroed before) without
+// a race, and without the gather's search of every window near each input element.
+template <class T>
+__global__ void pool_backward_disjoint_kernel(const T* gy, const int32_t* ws, T* gx, int64_t planes,
+                                              int64_t H, int64_t W, int64_t OH, int64_t OW,
+                                              Pool2dParams p) {
+  DP_FOR_EACH(t, planes * OH * OW) {
+    T* plane = gx + t / (OW * OH) * H * W;
+    if (p.kind == PoolKind::kMax) {
+      if (ws[t] >= 0) plane[ws[t]] = gy[t];  // -1: the window held only padding
+    } else {
+      const T v = gy[t] / static_cast<T>(p.kernel_h * p.kernel_w);
+      elem::for_each_in_window(H, W, (t / OW) % OH, t % OW, p,
+                               [&](int64_t ih, int64_t iw) { plane[ih * W + iw] = v; });
+    }
+  }
+}
+
 }  // namespace
 
 cudaError_t im2col(cudaStream_t s, DType dtype, const void* x, void* col, const ConvShape& g,
@@ -199,6 +218,22 @@ cudaError_t pool2d_backward(cudaStream_t s, const KView& gy, const void* workspa
   const int64_t planes = gx.shape[0] * gx.shape[1];
   const int64_t n = gx.numel();
   const int32_t* ws = static_cast<const int32_t*>(workspace);
+  if (p.stride_h >= p.kernel_h && p.stride_w >= p.kernel_w) {
+    const int64_t windows = gy.numel();
+    const cudaError_t err =
+        cudaMemsetAsync(gx.data, 0, static_cast<size_t>(n) * dtype_size(gx.dtype), s);
+    if (err != cudaSuccess || windows == 0) return err;
+    if (gx.dtype == DType::kFloat32) {
+      pool_backward_disjoint_kernel<float><<<grid_for(windows), kThreads, 0, s>>>(
+          gy.as<float>(), ws, gx.as<float>(), planes, gx.shape[2], gx.shape[3], gy.shape[2],
+          gy.shape[3], p);
+    } else {
+      pool_backward_disjoint_kernel<double><<<grid_for(windows), kThreads, 0, s>>>(
+          gy.as<double>(), ws, gx.as<double>(), planes, gx.shape[2], gx.shape[3], gy.shape[2],
+          gy.shape[3], p);
+    }
+    return cudaGetLastError();
+  }
   if (gx.dtype == DType::kFloat32) {
     pool_backward_kernel<float><<<grid_for(n), kThreads, 0, s>>>(gy.as<float>(), ws, gx.as<float>(),
                                                                  planes, gx.shape[2], gx.shape[3],

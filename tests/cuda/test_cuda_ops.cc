@@ -233,6 +233,11 @@ TEST_F(CudaOps, PoolingMatchesTheCpu) {
         {rand({2, 3, 8, 8})});
   agree("avg 3x3 stride 1 pad 1", [](auto& x) { return ops::avg_pool2d(x[0], 3, 3, 1, 1, 1, 1); },
         {rand({2, 2, 6, 5})});
+  // Windows apart, with padding and gaps between them (the backward's disjoint path).
+  agree("max 2x2 stride 3 pad 1", [](auto& x) { return ops::max_pool2d(x[0], 2, 2, 3, 3, 1, 1); },
+        {rand({2, 3, 10, 8})});
+  agree("avg 2x3 stride (2, 4) pad (1, 1)",
+        [](auto& x) { return ops::avg_pool2d(x[0], 2, 3, 2, 4, 1, 1); }, {rand({2, 2, 7, 9})});
 }
 
 TEST_F(CudaOps, BatchNormMatchesTheCpuInTrainingAndEvaluation) {
