@@ -60,15 +60,43 @@ ScratchBuffer::~ScratchBuffer() {
 // ---- set-up and tear-down ----
 
 namespace {
+// DP_CUDA_CONV_SCRATCH_BYTES, or 0 when it is not set.
 size_t conv_scratch_from_env() {
   const char* env = std::getenv("DP_CUDA_CONV_SCRATCH_BYTES");
   const long long v = env ? std::atoll(env) : 0;
-  return v > 0 ? static_cast<size_t>(v) : size_t{256} << 20;
+  return v > 0 ? static_cast<size_t>(v) : 0;
+}
+
+// DP_CUDA_CONV; an unknown value is reported through `bad`.
+ConvEngine conv_engine_from_env(std::string* bad) {
+  const char* env = std::getenv("DP_CUDA_CONV");
+  const std::string v = env ? env : "";
+  if (v == "im2col") return ConvEngine::kIm2col;
+  if (v == "cudnn-benchmark") return ConvEngine::kCudnnBenchmark;
+  if (!v.empty() && v != "cudnn") *bad = v;
+  return ConvEngine::kCudnn;
+}
+
+std::string conv_engine_text(ConvEngine e) {
+#if DP_HAVE_CUDNN
+  if (e == ConvEngine::kCudnn) return "cuDNN " + Cudnn::version();
+  if (e == ConvEngine::kCudnnBenchmark) return "cuDNN " + Cudnn::version() + ", benchmarked";
+#endif
+  return e == ConvEngine::kIm2col ? "im2col + cuBLASLt"
+                                  : "im2col + cuBLASLt (this build has no cuDNN)";
 }
 }  // namespace
 
 CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, bool allow_tf32)
     : host_(host), allow_tf32_(allow_tf32), conv_scratch_bytes_(conv_scratch_from_env()) {
+  std::string bad_engine;
+  conv_engine_ = conv_engine_from_env(&bad_engine);
+  if (!bad_engine.empty() && host_.log) {
+    host_.log(
+        host_.log_state, 2 /* DP_LOG_WARNING */,
+        ("DP_CUDA_CONV=" + bad_engine + " is none of im2col, cudnn, cudnn-benchmark: using cudnn")
+            .c_str());
+  }
   try {
     int physical = 0;
     check_cuda(host_, "CUDA", cudaGetDeviceCount(&physical), "cudaGetDeviceCount");
@@ -154,7 +182,9 @@ CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, 
   }
   if (host_.log) {
     host_.log(host_.log_state, 1,
-              ("CUDA backend: " + list + (allow_tf32 ? "; TF32 allowed" : "; TF32 off")).c_str());
+              ("CUDA backend: " + list + (allow_tf32 ? "; TF32 allowed" : "; TF32 off") +
+               "; convolutions: " + conv_engine_text(conv_engine_))
+                  .c_str());
   }
 }
 
@@ -170,6 +200,9 @@ void CudaBackend::release_all() noexcept {
     DeviceGuard guard(d->gpu);
     if (d->compute) cudaStreamSynchronize(d->compute);
     if (d->copy) cudaStreamSynchronize(d->copy);
+#if DP_HAVE_CUDNN
+    d->cudnn.reset();
+#endif
     d->blas.reset();
     if (d->error_claim) cudaFree(d->error_claim);
     if (d->error_record) cudaFreeHost(d->error_record);
@@ -202,6 +235,9 @@ void CudaBackend::worker_stopping(int dev) {
   CudaDevice& d = *devices_[dev];
   cudaStreamSynchronize(d.compute);
   cudaStreamSynchronize(d.copy);
+#if DP_HAVE_CUDNN
+  d.cudnn.reset();
+#endif
   d.blas.reset();
   (void)cudaGetLastError();
 }

@@ -22,12 +22,23 @@
 #include <vector>
 
 #include "cuda_blas.h"
+#if DP_HAVE_CUDNN
+#include "cuda_cudnn.h"
+#endif
 #include "device/backend.h"
 #include "kernels/kernels.h"
 
 namespace dp::cuda_plugin {
 
 class NcclComms;
+
+// Where convolutions run (DP_CUDA_CONV): cuDNN when the plugin was built with it, float32
+// only, else im2col + cuBLASLt GEMMs (cuda_conv.cc).
+enum class ConvEngine {
+  kIm2col,          // "im2col"
+  kCudnn,           // "cudnn": cuDNN's heuristic choice of algorithm (the default)
+  kCudnnBenchmark,  // "cudnn-benchmark": the fastest of cuDNN's algorithms, timed per shape
+};
 
 struct CudaDevice {
   int gpu = 0;        // physical ordinal
@@ -52,8 +63,14 @@ struct CudaDevice {
 
   // Worker-thread state: only the device's worker touches it.
   std::unique_ptr<Blas> blas;
+#if DP_HAVE_CUDNN
+  std::unique_ptr<Cudnn> cudnn;  // made by the first float32 convolution
+  std::string cudnn_error;       // why cuDNN could not start ("" when it did or was not tried)
+#endif
   std::string worker_error;  // why worker_started failed ("" when it did not)
-  DataErrorSink error_sink() const { return {error_claim, error_record_dev}; }
+  DataErrorSink error_sink() const {
+    return {error_claim, error_record_dev};
+  }
 };
 
 // CUDA events of one GPU, reused: an event may be recorded again as soon as the waits on
@@ -174,10 +191,22 @@ class CudaBackend final : public Backend {
 
   BackendHost host_;  // a copy: raise is stateless; log only while the context lives
   bool allow_tf32_;
-  // Bytes of im2col temporaries per convolution call (DP_CUDA_CONV_SCRATCH_BYTES, default
-  // 256 MiB); larger batches run in chunks of images. The tests make it small to cover
-  // the chunked path.
+  // DP_CUDA_CONV_SCRATCH_BYTES (0: not set): the most memory one convolution call may
+  // take for temporaries. See im2col_budget and cudnn_workspace_limit.
   size_t conv_scratch_bytes_;
+  // Bytes of im2col temporaries per call (default 256 MiB); larger batches run in chunks
+  // of images. The tests make it small to cover the chunked path.
+  size_t im2col_budget() const;
+  // The largest workspace a cuDNN algorithm may use on d (default: 1/16 of the GPU's
+  // memory, at least 256 MiB). The faster algorithms for large batches need more than
+  // 256 MiB: FFT's workspace grows with the images.
+  size_t cudnn_workspace_limit(const CudaDevice& d) const;
+  ConvEngine conv_engine_;
+#if DP_HAVE_CUDNN
+  // d's cuDNN when a convolution of `dtype` runs there, else null (then im2col runs it).
+  // Starts it on first use; a failure to start is logged once and leaves im2col.
+  Cudnn* cudnn_for(CudaDevice& d, DType dtype);
+#endif
   std::vector<std::unique_ptr<CudaDevice>> devices_;
   std::vector<std::unique_ptr<EventPool>> events_;  // by physical GPU
   std::unique_ptr<NcclComms> nccl_;

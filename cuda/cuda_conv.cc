@@ -1,10 +1,12 @@
-// Convolution as im2col + one cuBLAS GEMM per chunk of images. With the im2col matrix
+// Convolution on cuDNN (float32, when the plugin is built with it and DP_CUDA_CONV does not
+// say im2col; cuda_cudnn.h), else as im2col + one cuBLAS GEMM per chunk of images, which
+// also runs any shape cuDNN offers no suitable algorithm for. With the im2col matrix
 // col [C * KH * KW, images * pixels] (kernels/kernels.h), all three products are single
 // large GEMMs:
 //   forward           rows [O, images * pixels]      = W [O, CKK] @ col
 //   backward data     gcol [CKK, images * pixels]    = W^T @ gy rows, then col2im
 //   backward weights  gW [O, CKK]                   += gy rows @ col^T
-// Images are processed in chunks so that the temporaries stay under conv_scratch_bytes_.
+// Images are processed in chunks so that the temporaries stay under im2col_budget().
 #include <algorithm>
 
 #include "cuda_backend.h"
@@ -56,14 +58,54 @@ struct ConvChunks {
 
 }  // namespace
 
+size_t CudaBackend::im2col_budget() const {
+  return conv_scratch_bytes_ > 0 ? conv_scratch_bytes_ : size_t{256} << 20;
+}
+
+size_t CudaBackend::cudnn_workspace_limit(const CudaDevice& d) const {
+  if (conv_scratch_bytes_ > 0) return conv_scratch_bytes_;
+  return std::max<size_t>(size_t{256} << 20, d.total_memory / 16);
+}
+
+#if DP_HAVE_CUDNN
+Cudnn* CudaBackend::cudnn_for(CudaDevice& d, DType dtype) {
+  if (conv_engine_ == ConvEngine::kIm2col || dtype != DType::kFloat32) return nullptr;
+  if (!d.cudnn && d.cudnn_error.empty()) {
+    try {
+      d.cudnn = std::make_unique<Cudnn>(host_, d, allow_tf32_,
+                                        conv_engine_ == ConvEngine::kCudnnBenchmark
+                                            ? CudnnAlgoChoice::kMeasured
+                                            : CudnnAlgoChoice::kHeuristic,
+                                        cudnn_workspace_limit(d));
+    } catch (const std::exception& e) {
+      d.cudnn_error = e.what();
+      if (host_.log) {
+        host_.log(host_.log_state, 2 /* DP_LOG_WARNING */,
+                  (d.cudnn_error + "; convolutions on " + d.where + " use im2col").c_str());
+      }
+    }
+  }
+  return d.cudnn.get();
+}
+#endif
+
 void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
                          const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
   need_float(d, y, "conv2d");
   if (y.numel() == 0) return;
   const ConvShape g = conv_shape(x, w, y, p);
+#if DP_HAVE_CUDNN
+  if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, x.data, w.data, y.data)) {
+    launched(d,
+             kernels::channel_bias_relu(d.compute, y.dtype, y.data, g, bias ? bias->data : nullptr,
+                                        p.relu),
+             "conv2d bias");
+    return;
+  }
+#endif
   const int64_t P = g.pixels();
-  ConvChunks c(host_, d, g, y.dtype, conv_scratch_bytes_, "im2col");
+  ConvChunks c(host_, d, g, y.dtype, im2col_budget(), "im2col");
   c.each([&](int64_t n0, int64_t nb) {
     launched(d, kernels::im2col(d.compute, y.dtype, x.data, c.patches.get(), g, n0, nb), "im2col");
     GemmArgs m;
@@ -91,8 +133,13 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
   need_float(d, gx, "conv2d backward");
   if (gx.numel() == 0) return;
   const ConvShape g = conv_shape(gx, w, gy, p);
+#if DP_HAVE_CUDNN
+  if (Cudnn* dnn = cudnn_for(d, gx.dtype); dnn && dnn->backward_data(g, gy.data, w.data, gx.data)) {
+    return;
+  }
+#endif
   const int64_t P = g.pixels();
-  ConvChunks c(host_, d, g, gx.dtype, conv_scratch_bytes_, "col2im");
+  ConvChunks c(host_, d, g, gx.dtype, im2col_budget(), "col2im");
   c.each([&](int64_t n0, int64_t nb) {
     launched(d, kernels::images_to_rows(d.compute, gx.dtype, gy.data, c.rows.get(), g, n0, nb),
              "conv2d gradient rows");
@@ -138,7 +185,13 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
     return;
   }
-  ConvChunks c(host_, d, g, gw.dtype, conv_scratch_bytes_, "im2col");
+#if DP_HAVE_CUDNN
+  if (Cudnn* dnn = cudnn_for(d, gw.dtype);
+      dnn && dnn->backward_weights(g, x.data, gy.data, gw.data)) {
+    return;
+  }
+#endif
+  ConvChunks c(host_, d, g, gw.dtype, im2col_budget(), "im2col");
   c.each([&](int64_t n0, int64_t nb) {
     launched(d, kernels::im2col(d.compute, gw.dtype, x.data, c.patches.get(), g, n0, nb), "im2col");
     launched(d, kernels::images_to_rows(d.compute, gw.dtype, gy.data, c.rows.get(), g, n0, nb),

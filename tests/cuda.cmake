@@ -14,6 +14,9 @@ if(DP_CUDA_ENABLED)
                              DP_CUDA_PLUGIN_PATH="$<TARGET_FILE:dataparallel_cuda>")
   add_dependencies(test_cuda dataparallel_cuda)
 endif()
+if(DP_CUDNN_ENABLED)
+  target_compile_definitions(test_cuda PRIVATE DP_HAVE_CUDNN=1)
+endif()
 gtest_discover_tests(test_cuda TEST_PREFIX "cuda." DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS "cuda" TIMEOUT 600)
 

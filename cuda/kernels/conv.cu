@@ -66,6 +66,17 @@ __global__ void rows_to_images_kernel(const T* rows, T* y, ConvShape g, int64_t 
 }
 
 template <class T>
+__global__ void channel_bias_relu_kernel(T* y, const T* bias, int64_t channels, int64_t pixels,
+                                         int64_t n, bool relu) {
+  DP_FOR_EACH(t, n) {
+    T v = y[t];
+    if (bias) v += bias[(t / pixels) % channels];
+    if (relu && v < T(0)) v = T(0);  // NaN stays NaN
+    y[t] = v;
+  }
+}
+
+template <class T>
 __global__ void images_to_rows_kernel(const T* gy, T* rows, ConvShape g, int64_t n0, int64_t nb) {
   const int64_t P = g.OH * g.OW;
   DP_FOR_EACH(t, nb * g.O * P) {
@@ -174,6 +185,20 @@ cudaError_t rows_to_images(cudaStream_t s, DType dtype, const void* rows, void* 
     rows_to_images_kernel<double>
         <<<grid_for(n), kThreads, 0, s>>>(static_cast<const double*>(rows), static_cast<double*>(y),
                                           g, n0, nb, static_cast<const double*>(bias), relu);
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t channel_bias_relu(cudaStream_t s, DType dtype, void* y, const ConvShape& g,
+                              const void* bias, bool relu) {
+  const int64_t n = g.N * g.O * g.pixels();
+  if (n == 0 || (!bias && !relu)) return cudaSuccess;
+  if (dtype == DType::kFloat32) {
+    channel_bias_relu_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<float*>(y), static_cast<const float*>(bias), g.O, g.pixels(), n, relu);
+  } else {
+    channel_bias_relu_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<double*>(y), static_cast<const double*>(bias), g.O, g.pixels(), n, relu);
   }
   return cudaGetLastError();
 }

@@ -110,6 +110,9 @@ cudaError_t col2im(cudaStream_t s, DType dtype, const void* col, void* gx, const
 // null) and applying ReLU when asked.
 cudaError_t rows_to_images(cudaStream_t s, DType dtype, const void* rows, void* y,
                            const ConvShape& g, int64_t n0, int64_t nb, const void* bias, bool relu);
+// y [N, O, OH, OW] in place: adds bias[o] (may be null), then applies ReLU when asked.
+cudaError_t channel_bias_relu(cudaStream_t s, DType dtype, void* y, const ConvShape& g,
+                              const void* bias, bool relu);
 // The inverse layout change, without bias: images [n0, n0 + nb) of gy -> rows.
 cudaError_t images_to_rows(cudaStream_t s, DType dtype, const void* gy, void* rows,
                            const ConvShape& g, int64_t n0, int64_t nb);

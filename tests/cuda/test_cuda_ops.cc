@@ -97,6 +97,34 @@ class CudaOps : public ::testing::Test {
     }
   }
 
+  // A context made with the environment variable `name` set to `value` (the plugin reads it
+  // when it starts).
+  static std::shared_ptr<Context> context_with(const char* name, const char* value) {
+    setenv(name, value, 1);
+    auto ctx = cuda_test::make_context(nullptr);
+    unsetenv(name);
+    return ctx;
+  }
+
+  void agree_on_convolutions() {
+    agree("conv 3x3 stride 1 pad 1",
+          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1); },
+          {rand({2, 3, 7, 7}), rand({4, 3, 3, 3}), rand({4})});
+    agree("conv 3x3 stride 2 no bias",
+          [](auto& x) { return ops::conv2d(x[0], x[1], Tensor(), 2, 2, 0, 0); },
+          {rand({2, 2, 8, 9}), rand({3, 2, 3, 3})});
+    agree("conv + relu", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+          {rand({3, 2, 6, 6}), rand({5, 2, 3, 3}), rand({5})});
+    agree("conv 1x1", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 0, 0); },
+          {rand({2, 4, 5, 5}), rand({3, 4, 1, 1}), rand({3})});
+    agree("conv 5x3 stride (2,1) pad (2,0)",
+          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 2, 1, 2, 0); },
+          {rand({2, 3, 9, 7}), rand({4, 3, 5, 3}), rand({4})});
+    agree("conv 32 -> 64 channels on 14x14",
+          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+          {rand({8, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})});
+  }
+
   std::shared_ptr<Context> ctx_;
   uint32_t seed_ = 0;
   std::mt19937_64 rng_;
@@ -196,32 +224,52 @@ TEST_F(CudaOps, SoftmaxMatchesTheCpuAlongAnyDimension) {
 }
 
 TEST_F(CudaOps, ConvolutionMatchesTheCpu) {
-  agree("conv 3x3 stride 1 pad 1",
-        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1); },
-        {rand({2, 3, 7, 7}), rand({4, 3, 3, 3}), rand({4})});
-  agree("conv 3x3 stride 2 no bias",
-        [](auto& x) { return ops::conv2d(x[0], x[1], Tensor(), 2, 2, 0, 0); },
-        {rand({2, 2, 8, 9}), rand({3, 2, 3, 3})});
-  agree("conv + relu", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-        {rand({3, 2, 6, 6}), rand({5, 2, 3, 3}), rand({5})});
-  agree("conv 1x1", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 0, 0); },
-        {rand({2, 4, 5, 5}), rand({3, 4, 1, 1}), rand({3})});
-  agree("conv 5x3 stride (2,1) pad (2,0)",
-        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 2, 1, 2, 0); },
-        {rand({2, 3, 9, 7}), rand({4, 3, 5, 3}), rand({4})});
-  agree("conv 32 -> 64 channels on 14x14",
-        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-        {rand({8, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})});
+  agree_on_convolutions();  // on cuDNN when the plugin has it
+}
+
+TEST_F(CudaOps, ConvolutionOnIm2colMatchesTheCpu) {
+  ctx_ = context_with("DP_CUDA_CONV", "im2col");
+  agree_on_convolutions();
+}
+
+TEST_F(CudaOps, ConvolutionOnBenchmarkedCudnnMatchesTheCpu) {
+  ctx_ = context_with("DP_CUDA_CONV", "cudnn-benchmark");
+  agree_on_convolutions();
 }
 
 TEST_F(CudaOps, ConvolutionInChunksOfImagesMatchesTheCpu) {
-  // A scratch budget of a few images makes every call run in several chunks (the
+  // A scratch budget of a few images makes every im2col call run in several chunks (the
   // weight gradient then accumulates over chunks).
   setenv("DP_CUDA_CONV_SCRATCH_BYTES", "20000", 1);
-  ctx_ = cuda_test::make_context(nullptr);
+  ctx_ = context_with("DP_CUDA_CONV", "im2col");
   unsetenv("DP_CUDA_CONV_SCRATCH_BYTES");
   agree("conv in chunks", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
         {rand({9, 3, 10, 10}), rand({4, 3, 3, 3}), rand({4})});
+}
+
+// The CNN's two convolutions, forward and both backward products, run on cuDNN (no shape
+// falls back to im2col) when the plugin was built with cuDNN, and on im2col otherwise.
+TEST_F(CudaOps, TheCnnsConvolutionsRunWhereTheStartUpLineSays) {
+  auto log = std::make_shared<cuda_test::LogRecord>();
+  ctx_ = cuda_test::make_context(nullptr, 2, log);
+  agree("conv 1 -> 32 on 28x28",
+        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+        {rand({16, 1, 28, 28}), rand({32, 1, 3, 3}), rand({32})});
+  agree("conv 32 -> 64 on 14x14",
+        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+        {rand({16, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})});
+  std::lock_guard<std::mutex> lock(log->mu);
+  std::string start_up, fallbacks;
+  for (const std::string& line : log->lines) {
+    if (line.find("CUDA backend: ") != std::string::npos) start_up = line;
+    if (line.find("im2col runs it") != std::string::npos) fallbacks += line + "\n";
+  }
+#if DP_HAVE_CUDNN
+  EXPECT_NE(start_up.find("; convolutions: cuDNN "), std::string::npos) << start_up;
+  EXPECT_EQ(fallbacks, "");
+#else
+  EXPECT_NE(start_up.find("; convolutions: im2col"), std::string::npos) << start_up;
+#endif
 }
 
 TEST_F(CudaOps, PoolingMatchesTheCpu) {
