@@ -11,7 +11,10 @@
 //
 // One JSON object per line on stdout; progress and errors on stderr. A benchmark that
 // fails prints an "error" line and the others still run.
-//   dp_gpu_bench [--seconds S] [--only train|sgemm|copy]
+//   dp_gpu_bench [--seconds S] [--only train|sgemm|copy] [--model mlp|cnn] [--batch N]
+//                [--devices 1|2]
+// DP_CUDA_CONV (im2col, cudnn, cudnn-benchmark) picks the convolution engine; each train
+// line names the one in use.
 #include <cuda_runtime_api.h>
 #include <dataparallel/dataparallel.h>
 
@@ -319,14 +322,26 @@ void guarded(const std::string& name, F&& f) {
 
 int main(int argc, char** argv) {
   double seconds = 1.5;
-  std::string only;
+  std::string only, only_model;
+  int64_t only_batch = 0;
+  int only_devices = 0;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
+    } else if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+      only_model = argv[++i];
+    } else if (std::strcmp(argv[i], "--batch") == 0 && i + 1 < argc) {
+      only_batch = std::atoll(argv[++i]);
+    } else if (std::strcmp(argv[i], "--devices") == 0 && i + 1 < argc) {
+      only_devices = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--seconds S] [--only train|sgemm|copy]\n", argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--seconds S] [--only train|sgemm|copy] [--model mlp|cnn] [--batch N] "
+          "[--devices 1|2]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -352,17 +367,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (only.empty() || only == "train") {
+    const char* conv = std::getenv("DP_CUDA_CONV");
     for (const char* model : {"mlp", "cnn"}) {
+      if (!only_model.empty() && only_model != model) continue;
       for (int64_t batch : {int64_t{256}, int64_t{4096}}) {
+        if (only_batch != 0 && only_batch != batch) continue;
         for (int devices : {1, 2}) {
+          if (only_devices != 0 && only_devices != devices) continue;
           const std::string name = std::string("train ") + model + " batch " +
                                    std::to_string(batch) + " devices " + std::to_string(devices);
           guarded(name, [&] {
             const double sps = train(ctx, model, batch, devices, seconds);
             print_result("\"impl\": \"dp\", \"bench\": \"train\", \"model\": \"" +
                          std::string(model) + "\", \"batch\": " + std::to_string(batch) +
-                         ", \"devices\": " + std::to_string(devices) +
-                         ", \"samples_per_s\": " + num(sps));
+                         ", \"devices\": " + std::to_string(devices) + ", \"conv\": \"" +
+                         (conv && *conv ? conv : "default") + "\", \"samples_per_s\": " + num(sps));
           });
         }
       }

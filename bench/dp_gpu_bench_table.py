@@ -2,7 +2,10 @@
 """Prints the GPU benchmark table: dp_gpu_bench's figures beside PyTorch's and cudaMemcpy's
 from the same run, with the ratio and the issue's target for each.
 
-  python3 bench/dp_gpu_bench_table.py dp_bench.jsonl torch_bench.jsonl
+  python3 bench/dp_gpu_bench_table.py dp_bench.jsonl torch_bench.jsonl [more.jsonl ...]
+
+Training lines that name a convolution engine other than the default ("conv":
+"im2col", "cudnn-benchmark": dp_gpu_bench run under DP_CUDA_CONV) get rows of their own.
 
 Each input holds one JSON object per line (other lines are ignored). Missing or failed
 measurements show as "n/a" or "failed". Exit status 0 always: the table is a report.
@@ -47,16 +50,26 @@ def value(r, key):
 def main(argv):
     rows = load(argv[1:])
     table = []  # (what, unit, ours, theirs, reference name, target)
+    others = sorted({r["conv"] for r in rows
+                     if r.get("bench") == "train" and r.get("conv") not in (None, "default")})
+    engines = ["default" if any(r.get("conv") == "default" for r in rows) else None] + others
     for model in ("mlp", "cnn"):
         for batch in (256, 4096):
             torch1 = find(rows, impl="torch", bench="train", model=model, batch=batch, devices=1)
             for devices in (1, 2):
-                ours = find(rows, impl="dp", bench="train", model=model, batch=batch,
-                            devices=devices)
                 where = "1 GPU" if devices == 1 else "DataParallel, 2 logical devices on 1 GPU"
-                table.append((f"{model.upper()} training, batch {batch}, {where}", "samples/s",
-                              value(ours, "samples_per_s"), value(torch1, "samples_per_s"),
-                              "torch eager, 1 GPU", 1.0))
+                for conv in engines:
+                    ours = find(rows, impl="dp", bench="train", model=model, batch=batch,
+                                devices=devices, conv=conv)
+                    if conv is None and ours is None:  # lines from before engines were named
+                        ours = find(rows, impl="dp", bench="train", model=model, batch=batch,
+                                    devices=devices)
+                    elif conv not in (None, "default") and ours is None:
+                        continue
+                    engine = "" if conv in (None, "default") else f", DP_CUDA_CONV={conv}"
+                    table.append((f"{model.upper()} training, batch {batch}, {where}{engine}",
+                                  "samples/s", value(ours, "samples_per_s"),
+                                  value(torch1, "samples_per_s"), "torch eager, 1 GPU", 1.0))
     table.append(("sgemm 8192^3 float32 (TF32 off)", "TFLOP/s",
                   value(find(rows, impl="dp", bench="sgemm"), "tflops"),
                   value(find(rows, impl="torch", bench="sgemm"), "tflops"), "torch.matmul", 0.95))

@@ -10,7 +10,7 @@
 # A failing phase is reported and the next ones still run; the exit status is 0 only when
 # everything passed. Everything is printed and, when $OUT is set, saved there (at most 8
 # files): gpu-check.log, configure.log, build.log, ctest.log, dp_bench.jsonl,
-# torch_bench.jsonl, table.md.
+# dp_bench_conv.jsonl, torch_bench.jsonl, table.md.
 #
 #   bash scripts/gpu-check.sh
 # Environment (all optional): JOBS (default: every core), BUILD_DIR (default build-gpu),
@@ -141,6 +141,33 @@ main() {
   else
     echo "cuBLASLt: in the toolkit ($cuda_root)"
   fi
+  # cuDNN (optional: without it convolutions run on im2col): beside the toolkit, or
+  # PyTorch's wheel (nvidia-cudnn-cu13: include/ and lib/libcudnn.so.9, no unversioned link).
+  if ls "$cuda_root"/include/cudnn.h "$cuda_root"/targets/x86_64-linux/include/cudnn.h \
+       >/dev/null 2>&1 &&
+     ls "$cuda_root"/lib64/libcudnn.so* "$cuda_root"/lib/libcudnn.so* \
+       "$cuda_root"/targets/x86_64-linux/lib/libcudnn.so* >/dev/null 2>&1; then
+    echo "cuDNN: in the toolkit ($cuda_root)"
+  else
+    local p lib
+    p=$(pip_dir nvidia.cudnn)
+    lib=$(ls "$p"/lib/libcudnn.so* 2>/dev/null | head -n 1 || true)
+    if [ -z "$lib" ]; then  # another wheel layout: look for the library itself
+      local sites
+      sites=$(python3 -c 'import sys; print(*(d for d in sys.path if d.endswith("-packages")))' \
+              2>/dev/null || true)
+      # shellcheck disable=SC2086  # several folders
+      lib=$(find $sites -maxdepth 5 -name 'libcudnn.so.9' 2>/dev/null | head -n 1 || true)
+      p=$(dirname "$(dirname "$lib")")
+    fi
+    if [ -n "$lib" ] && [ -f "$p/include/cudnn.h" ]; then
+      extra+=(-DCUDNN_INCLUDE_DIR="$p/include" -DCUDNN_LIBRARY="$lib")
+      export LD_LIBRARY_PATH="$(dirname "$lib"):$LD_LIBRARY_PATH"
+      echo "cuDNN: $lib (PyTorch's wheel)"
+    else
+      echo "cuDNN: not found (convolutions will run on im2col)"
+    fi
+  fi
   if [ "${DP_GPU_CHECK_ISOLATE:-0}" = 1 ]; then
     extra+=(-DCMAKE_IGNORE_PREFIX_PATH="/usr;/usr/local;/"
             -DCMAKE_C_COMPILER="$(command -v cc)" -DCMAKE_CXX_COMPILER="$(command -v c++)")
@@ -164,7 +191,7 @@ main() {
     echo "gpu-check: configure FAILED (whole log: configure.log)"
     return 1
   fi
-  grep -E "CUDA|NCCL|dnnl|GTest" "$LOGS/configure.log" | head -n 10 || true
+  grep -E "CUDA|NCCL|cuDNN|dnnl|GTest" "$LOGS/configure.log" | head -n 12 || true
 
   phase "build (-j $JOBS)"
   local targets=(dataparallel dataparallel_cuda test_cuda test_cuda_plugin_load dp_gpu_bench)
@@ -190,7 +217,7 @@ main() {
   fi
 
   phase "CUDA test suites (ctest -L cuda)"
-  if ! timeout "$(budget 180 150)" ctest --test-dir "$BUILD" -L cuda --output-on-failure \
+  if ! timeout "$(budget 180 220)" ctest --test-dir "$BUILD" -L cuda --output-on-failure \
       -j 8 --timeout 150 >"$LOGS/ctest.log" 2>&1; then
     status=1
   fi
@@ -204,11 +231,24 @@ main() {
   fi
 
   phase "benchmark: libdataparallel (bench/dp_gpu_bench)"
-  if ! timeout "$(budget 160 100)" "$BUILD/bin/dp_gpu_bench" >"$LOGS/dp_bench.jsonl"; then
+  if ! timeout "$(budget 160 170)" "$BUILD/bin/dp_gpu_bench" >"$LOGS/dp_bench.jsonl"; then
     echo "gpu-check: dp_gpu_bench FAILED or ran out of time"
     status=1
   fi
   cat "$LOGS/dp_bench.jsonl"
+
+  # The CNN again with the other convolution engines (their own rows in the table).
+  : >"$LOGS/dp_bench_conv.jsonl"
+  local engine
+  for engine in im2col cudnn-benchmark; do
+    phase "benchmark: the CNN with DP_CUDA_CONV=$engine"
+    if ! DP_CUDA_CONV=$engine timeout "$(budget 45 90)" "$BUILD/bin/dp_gpu_bench" --only train \
+        --model cnn >>"$LOGS/dp_bench_conv.jsonl"; then
+      echo "gpu-check: dp_gpu_bench with DP_CUDA_CONV=$engine FAILED or ran out of time"
+      status=1
+    fi
+  done
+  grep '"conv"' "$LOGS/dp_bench_conv.jsonl" || true
 
   phase "benchmark: PyTorch (bench/torch_gpu_reference.py)"
   if ! PYTHONUNBUFFERED=1 timeout "$(budget 100 10)" python3 bench/torch_gpu_reference.py \
@@ -219,7 +259,8 @@ main() {
   cat "$LOGS/torch_bench.jsonl"
 
   phase "table"
-  python3 bench/dp_gpu_bench_table.py "$LOGS/dp_bench.jsonl" "$LOGS/torch_bench.jsonl" |
+  python3 bench/dp_gpu_bench_table.py "$LOGS/dp_bench.jsonl" "$LOGS/torch_bench.jsonl" \
+    "$LOGS/dp_bench_conv.jsonl" |
     tee "$LOGS/table.md"
   return "$status"
 }
