@@ -6,8 +6,10 @@ find_path(CUDNN_INCLUDE_DIR cudnn.h
   HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CUDNN_ROOT
   PATH_SUFFIXES include
   PATHS /usr/local/cuda/include /usr/include)
+# The library beside the header first, so that both come from one cuDNN.
 find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
-  HINTS ${CUDAToolkit_LIBRARY_DIR} ENV CUDNN_ROOT
+  HINTS ${CUDNN_INCLUDE_DIR}/../lib ${CUDNN_INCLUDE_DIR}/../lib64 ${CUDAToolkit_LIBRARY_DIR}
+        ENV CUDNN_ROOT
   PATH_SUFFIXES lib lib64
   PATHS /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu)
 if(CUDNN_INCLUDE_DIR AND EXISTS "${CUDNN_INCLUDE_DIR}/cudnn_version.h")

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <climits>
-#include <optional>
 #include <vector>
 
 #include "cuda_backend.h"
@@ -49,6 +48,16 @@ bool fits_int(const ConvShape& g) {
   return true;
 }
 
+// The kind of a status: cuDNN 9 splits each into detailed codes (2003: a bad parameter, a
+// misaligned pointer), grouped by thousands.
+cudnnStatus_t category(cudnnStatus_t s) {
+#ifdef CUDNN_STATUS_CATEGORY
+  return static_cast<cudnnStatus_t>(CUDNN_STATUS_CATEGORY(static_cast<int>(s)));
+#else
+  return s;
+#endif
+}
+
 bool math_allowed(cudnnMathType_t m, bool allow_tf32) {
   if (m == CUDNN_FMA_MATH) return true;  // float32 fused multiply-adds only
   return allow_tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH);
@@ -64,6 +73,10 @@ struct Cudnn::Plan {
   int algo = 0;         // a cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspace = 0;
   std::string why_not;  // when not usable
+  bool told_out_of_memory = false;
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
   ~Plan() {
     if (conv) cudnnDestroyConvolutionDescriptor(conv);
     if (w) cudnnDestroyFilterDescriptor(w);
@@ -108,9 +121,15 @@ void Cudnn::check(cudnnStatus_t status, const std::string& call) const {
 #endif
   std::string what = call + " failed: " + cudnnGetErrorString(status);
   if (detail[0] != '\0') what += std::string(" (") + detail + ")";
-  const Code code = status == CUDNN_STATUS_ALLOC_FAILED    ? Code::kOutOfMemory
-                    : status == CUDNN_STATUS_NOT_SUPPORTED ? Code::kNotSupported
-                                                           : Code::kBackend;
+  Code code = category(status) == CUDNN_STATUS_NOT_SUPPORTED ? Code::kNotSupported : Code::kBackend;
+#if CUDNN_MAJOR >= 9
+  if (status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+      status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED) {
+    code = Code::kOutOfMemory;
+  }
+#else
+  if (status == CUDNN_STATUS_ALLOC_FAILED) code = Code::kOutOfMemory;
+#endif
   raise(host_, code, d_.where, what);
 }
 
@@ -243,7 +262,14 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
       break;
     }
   }
-  if (ws) cudaFreeAsync(ws, d_.compute);
+  if (ws) {
+    // The search's workspace (the whole limit) goes back to the GPU instead of staying
+    // reserved in the pool for good.
+    cudaFreeAsync(ws, d_.compute);
+    cudaStreamSynchronize(d_.compute);
+    cudaMemPoolTrimTo(d_.pool, 0);
+    (void)cudaGetLastError();
+  }
   if (failed(s, call)) return;
 
   // The first candidate that meets the rules, with its workspace as cuDNN reports it for
@@ -279,9 +305,9 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
     p.workspace = bytes;
     return;
   }
-  p.why_not = std::to_string(n) + " algorithms offered, none deterministic, " +
-              (allow_tf32_ ? "" : "without TF32, ") + "within " + std::to_string(workspace_limit_) +
-              " bytes of workspace";
+  p.why_not = "none of the " + std::to_string(n) + " algorithms offered is deterministic, " +
+              (allow_tf32_ ? "" : "free of TF32, ") + "and fits in " +
+              std::to_string(workspace_limit_) + " bytes of workspace";
 }
 
 bool Cudnn::forward(const ConvShape& g, const void* x, const void* w, void* y) {
@@ -299,9 +325,32 @@ bool Cudnn::backward_weights(const ConvShape& g, const void* x, const void* gy, 
 bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b, void* out) {
   Plan& p = plan_for(dir, g, a, b, out);
   if (!p.usable) return false;
-  std::optional<ScratchBuffer> ws;
-  if (p.workspace > 0) ws.emplace(host_, d_, p.workspace, "the cuDNN workspace");
-  void* const work = ws ? ws->get() : nullptr;
+  // The workspace, from the device's pool in the order of its stream. When the pool cannot
+  // give it (the limit does not look at what is free), im2col, which needs less, runs
+  // this call.
+  void* work = nullptr;
+  if (p.workspace > 0) {
+    if (cudaMallocFromPoolAsync(&work, p.workspace, d_.pool, d_.compute) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (!p.told_out_of_memory && host_.log) {
+        p.told_out_of_memory = true;
+        const std::string msg = d_.where + ": no memory for the " + std::to_string(p.workspace) +
+                                " bytes of cuDNN workspace of " +
+                                direction_name(static_cast<int>(dir)) + " of " + shape_text(g) +
+                                "; im2col runs it while memory is short";
+        host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
+      }
+      return false;
+    }
+  }
+  // Freed in stream order once the product is queued (or refused).
+  struct Release {
+    void* p;
+    cudaStream_t s;
+    ~Release() {
+      if (p) cudaFreeAsync(p, s);
+    }
+  } release{work, d_.compute};
   const float one = 1.f, zero = 0.f;
   cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
   const char* call = "";
@@ -325,7 +374,7 @@ bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b,
                                          p.workspace, &zero, p.w, out);
       break;
   }
-  if (s == CUDNN_STATUS_NOT_SUPPORTED || s == CUDNN_STATUS_BAD_PARAM) {
+  if (category(s) == CUDNN_STATUS_NOT_SUPPORTED || category(s) == CUDNN_STATUS_BAD_PARAM) {
     // Rejected before anything ran (an algorithm may need aligned addresses, which the
     // heuristic cannot know): this and later calls of the shape run on im2col.
     p.usable = false;

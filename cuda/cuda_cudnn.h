@@ -46,8 +46,10 @@ class Cudnn {
   static std::string version();
 
   // Float32, contiguous NCHW tensors and [O, C, KH, KW] weights. Each overwrites its output
-  // and returns true, or returns false having queued nothing (no usable algorithm). Raises
-  // when cuDNN fails on a shape it accepted.
+  // and returns true, or returns false without the product (no usable algorithm, the
+  // tensors refused, no memory for the workspace): the caller then runs im2col, which
+  // overwrites the output (the timing of kMeasured may have written it). Raises when cuDNN
+  // fails on a shape it accepted.
   bool forward(const ConvShape& g, const void* x, const void* w, void* y);
   bool backward_data(const ConvShape& g, const void* gy, const void* w, void* gx);
   bool backward_weights(const ConvShape& g, const void* x, const void* gy, void* gw);

@@ -19,6 +19,17 @@ using cuda_test::values;
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 
 constexpr double kRtol = 1e-5;
+// cuDNN's convolutions may run FFT or Winograd algorithms (as PyTorch's default choice
+// does), whose float32 transforms round differently from a dot product: over the
+// thousands of terms of a weight gradient they land about 1e-5 of the tensor's scale from
+// the CPU (1.05e-5 seen on an H200 with a 16-image batch). The cuDNN engines are held to
+// 3e-5; im2col, whose products are plain GEMMs, to kRtol.
+constexpr double kCudnnConvRtol = 3e-5;
+#if DP_HAVE_CUDNN
+constexpr double kDefaultConvRtol = kCudnnConvRtol;
+#else
+constexpr double kDefaultConvRtol = kRtol;
+#endif
 
 class CudaOps : public ::testing::Test {
  protected:
@@ -106,23 +117,29 @@ class CudaOps : public ::testing::Test {
     return ctx;
   }
 
-  void agree_on_convolutions() {
-    agree("conv 3x3 stride 1 pad 1",
-          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1); },
-          {rand({2, 3, 7, 7}), rand({4, 3, 3, 3}), rand({4})});
-    agree("conv 3x3 stride 2 no bias",
-          [](auto& x) { return ops::conv2d(x[0], x[1], Tensor(), 2, 2, 0, 0); },
-          {rand({2, 2, 8, 9}), rand({3, 2, 3, 3})});
-    agree("conv + relu", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-          {rand({3, 2, 6, 6}), rand({5, 2, 3, 3}), rand({5})});
-    agree("conv 1x1", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 0, 0); },
-          {rand({2, 4, 5, 5}), rand({3, 4, 1, 1}), rand({3})});
-    agree("conv 5x3 stride (2,1) pad (2,0)",
-          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 2, 1, 2, 0); },
-          {rand({2, 3, 9, 7}), rand({4, 3, 5, 3}), rand({4})});
-    agree("conv 32 -> 64 channels on 14x14",
-          [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-          {rand({8, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})});
+  void agree_on_convolutions(double rtol) {
+    agree(
+        "conv 3x3 stride 1 pad 1",
+        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1); },
+        {rand({2, 3, 7, 7}), rand({4, 3, 3, 3}), rand({4})}, rtol);
+    agree(
+        "conv 3x3 stride 2 no bias",
+        [](auto& x) { return ops::conv2d(x[0], x[1], Tensor(), 2, 2, 0, 0); },
+        {rand({2, 2, 8, 9}), rand({3, 2, 3, 3})}, rtol);
+    agree(
+        "conv + relu", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+        {rand({3, 2, 6, 6}), rand({5, 2, 3, 3}), rand({5})}, rtol);
+    agree(
+        "conv 1x1", [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 0, 0); },
+        {rand({2, 4, 5, 5}), rand({3, 4, 1, 1}), rand({3})}, rtol);
+    agree(
+        "conv 5x3 stride (2,1) pad (2,0)",
+        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 2, 1, 2, 0); },
+        {rand({2, 3, 9, 7}), rand({4, 3, 5, 3}), rand({4})}, rtol);
+    agree(
+        "conv 32 -> 64 channels on 14x14",
+        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+        {rand({8, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})}, rtol);
   }
 
   std::shared_ptr<Context> ctx_;
@@ -224,17 +241,17 @@ TEST_F(CudaOps, SoftmaxMatchesTheCpuAlongAnyDimension) {
 }
 
 TEST_F(CudaOps, ConvolutionMatchesTheCpu) {
-  agree_on_convolutions();  // on cuDNN when the plugin has it
+  agree_on_convolutions(kDefaultConvRtol);  // on cuDNN when the plugin has it
 }
 
 TEST_F(CudaOps, ConvolutionOnIm2colMatchesTheCpu) {
   ctx_ = context_with("DP_CUDA_CONV", "im2col");
-  agree_on_convolutions();
+  agree_on_convolutions(kRtol);
 }
 
 TEST_F(CudaOps, ConvolutionOnBenchmarkedCudnnMatchesTheCpu) {
   ctx_ = context_with("DP_CUDA_CONV", "cudnn-benchmark");
-  agree_on_convolutions();
+  agree_on_convolutions(kDefaultConvRtol);
 }
 
 TEST_F(CudaOps, ConvolutionInChunksOfImagesMatchesTheCpu) {
@@ -252,17 +269,23 @@ TEST_F(CudaOps, ConvolutionInChunksOfImagesMatchesTheCpu) {
 TEST_F(CudaOps, TheCnnsConvolutionsRunWhereTheStartUpLineSays) {
   auto log = std::make_shared<cuda_test::LogRecord>();
   ctx_ = cuda_test::make_context(nullptr, 2, log);
-  agree("conv 1 -> 32 on 28x28",
-        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-        {rand({16, 1, 28, 28}), rand({32, 1, 3, 3}), rand({32})});
-  agree("conv 32 -> 64 on 14x14",
-        [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
-        {rand({16, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})});
+  agree(
+      "conv 1 -> 32 on 28x28",
+      [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+      {rand({16, 1, 28, 28}), rand({32, 1, 3, 3}), rand({32})}, kDefaultConvRtol);
+  agree(
+      "conv 32 -> 64 on 14x14",
+      [](auto& x) { return ops::conv2d(x[0], x[1], x[2], 1, 1, 1, 1, true); },
+      {rand({16, 32, 14, 14}), rand({64, 32, 3, 3}, -0.1, 0.1), rand({64})}, kDefaultConvRtol);
   std::lock_guard<std::mutex> lock(log->mu);
   std::string start_up, fallbacks;
   for (const std::string& line : log->lines) {
     if (line.find("CUDA backend: ") != std::string::npos) start_up = line;
-    if (line.find("im2col runs it") != std::string::npos) fallbacks += line + "\n";
+    // A shape sent to im2col, or cuDNN failing to start on a device.
+    if (line.find("im2col runs it") != std::string::npos ||
+        line.find("use im2col") != std::string::npos) {
+      fallbacks += line + "\n";
+    }
   }
 #if DP_HAVE_CUDNN
   EXPECT_NE(start_up.find("; convolutions: cuDNN "), std::string::npos) << start_up;
