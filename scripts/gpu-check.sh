@@ -3,8 +3,11 @@
 # and PyTorch, but no Debian packages and no network (the `device` tool's machines).
 #   1. unpacks the .deb files of .gpu-debs/ (made here by scripts/gpu-check-prepare.sh)
 #      into a private prefix with dpkg -x (never into /),
-#   2. builds the library, the CUDA plugin, the CUDA tests and the benchmark (Release),
-#   3. runs the CUDA test suites (ctest -L cuda),
+#   2. builds the library, the CUDA plugin, the CUDA tests, dp-train and the benchmark
+#      (Release),
+#   3. runs the CUDA test suites (ctest -L cuda), then dp-train's CNN for 2 epochs on two
+#      logical CUDA devices and on two CPU devices (Fashion-MNIST from .gpu-data/, made by
+#      scripts/gpu-check-prepare.sh): the test accuracies must agree within 1 point,
 #   4. runs bench/dp_gpu_bench and bench/torch_gpu_reference.py on the same GPU and prints
 #      the table of bench/dp_gpu_bench_table.py.
 # A failing phase is reported and the next ones still run; the exit status is 0 only when
@@ -16,7 +19,9 @@
 # Environment (all optional): JOBS (default: every core), BUILD_DIR (default build-gpu),
 # DP_DEPS_PREFIX (default /tmp/dp-gpu-deps), DP_CUDA_ARCHITECTURES (default 90),
 # DP_GPU_CHECK_ISOLATE=1 (ignore the system's own packages: a rehearsal on a machine that
-# has them), DP_GPU_CHECK_SECONDS (the time budget, default 470).
+# has them), DP_GPU_CHECK_SECONDS (the time budget, default 470), DP_GPU_CHECK_REPEAT=N (run
+# each CUDA test up to N times, stopping at a failure: for tolerances near their limit),
+# DP_GPU_CHECK_TESTS_ONLY=1 (stop after the tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -143,10 +148,13 @@ main() {
   fi
   # cuDNN (optional: without it convolutions run on im2col): beside the toolkit, or
   # PyTorch's wheel (nvidia-cudnn-cu13: include/ and lib/libcudnn.so.9, no unversioned link).
-  if ls "$cuda_root"/include/cudnn.h "$cuda_root"/targets/x86_64-linux/include/cudnn.h \
-       >/dev/null 2>&1 &&
-     ls "$cuda_root"/lib64/libcudnn.so* "$cuda_root"/lib/libcudnn.so* \
-       "$cuda_root"/targets/x86_64-linux/lib/libcudnn.so* >/dev/null 2>&1; then
+  local toolkit_cudnn_h toolkit_cudnn_lib
+  toolkit_cudnn_h=$(ls "$cuda_root"/include/cudnn.h "$cuda_root"/targets/x86_64-linux/include/cudnn.h \
+                      2>/dev/null | head -n 1 || true)
+  toolkit_cudnn_lib=$(ls "$cuda_root"/lib64/libcudnn.so* "$cuda_root"/lib/libcudnn.so* \
+                        "$cuda_root"/targets/x86_64-linux/lib/libcudnn.so* 2>/dev/null |
+                        head -n 1 || true)
+  if [ -n "$toolkit_cudnn_h" ] && [ -n "$toolkit_cudnn_lib" ]; then
     echo "cuDNN: in the toolkit ($cuda_root)"
   else
     local p lib
@@ -182,7 +190,7 @@ main() {
   rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
   if ! timeout "$(budget 120 300)" cmake -S . -B "$BUILD" "${generator[@]}" \
       -DCMAKE_BUILD_TYPE=Release -DDP_WITH_CUDA=ON -DDP_BUILD_BINDINGS=OFF \
-      -DDP_BUILD_EXAMPLES=OFF -DDP_BUILD_TESTS=ON -DDP_WERROR=OFF \
+      -DDP_BUILD_EXAMPLES=ON -DDP_BUILD_TESTS=ON -DDP_WERROR=OFF \
       -DDP_CUDA_ARCHITECTURES="${DP_CUDA_ARCHITECTURES:-90}" \
       -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_PREFIX_PATH="$PREFIX/usr" \
       -DPython3_EXECUTABLE="$(command -v python3)" "${extra[@]}" \
@@ -194,7 +202,8 @@ main() {
   grep -E "CUDA|NCCL|cuDNN|dnnl|GTest" "$LOGS/configure.log" | head -n 12 || true
 
   phase "build (-j $JOBS)"
-  local targets=(dataparallel dataparallel_cuda test_cuda test_cuda_plugin_load dp_gpu_bench)
+  local targets=(dataparallel dataparallel_cuda test_cuda test_cuda_plugin_load dp_gpu_bench
+                 dp-train)
   if ! timeout "$(budget 330 150)" cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
       >"$LOGS/build.log" 2>&1; then
     grep -E -B2 -A8 "error|Error" "$LOGS/build.log" | head -n 80
@@ -218,7 +227,8 @@ main() {
 
   phase "CUDA test suites (ctest -L cuda)"
   if ! timeout "$(budget 180 220)" ctest --test-dir "$BUILD" -L cuda --output-on-failure \
-      -j 8 --timeout 150 >"$LOGS/ctest.log" 2>&1; then
+      -j 8 --timeout 150 --repeat "until-fail:${DP_GPU_CHECK_REPEAT:-1}" \
+      >"$LOGS/ctest.log" 2>&1; then
     status=1
   fi
   grep -E "Test +#|tests passed|tests failed|\*\*\*|SKIPPED|Failure|Expected|Which is|error:" \
@@ -228,6 +238,37 @@ main() {
   if [ "$gpu" = 0 ]; then
     phase "benchmarks skipped: no GPU"
     return 1
+  fi
+  if [ "${DP_GPU_CHECK_TESTS_ONLY:-0}" = 1 ]; then
+    phase "dp-train and the benchmarks skipped (DP_GPU_CHECK_TESTS_ONLY=1)"
+    return "$status"
+  fi
+
+  phase "dp-train on the GPU: the CNN, 2 epochs, DataParallel over 2 logical devices"
+  if ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; then
+    # The same run on two CPU devices: the two must reach about the same accuracy.
+    local run acc_cuda="" acc_cpu=""
+    for run in cuda cpu; do
+      local line
+      line=$(DP_CUDA_DEVICES=0,0 timeout "$(budget 60 170)" "$BUILD/bin/dp-train" \
+               --data .gpu-data --model cnn --epochs 2 --lr 0.05 --devices "$run:0,$run:1" \
+               --quiet --json | tail -n 1) || { echo "gpu-check: dp-train on $run FAILED"; status=1; }
+      echo "$run: $line"
+      local acc
+      acc=$(echo "$line" | python3 -c 'import json, sys; print(json.load(sys.stdin)["test_accuracy"])' \
+              2>/dev/null || true)
+      if [ "$run" = cuda ]; then acc_cuda=$acc; else acc_cpu=$acc; fi
+    done
+    if [ -n "$acc_cuda" ] && [ -n "$acc_cpu" ] &&
+       python3 -c "import sys; sys.exit(abs($acc_cuda - $acc_cpu) > 0.01)"; then
+      echo "test accuracy: CUDA $acc_cuda, CPU $acc_cpu (within 1 point)"
+    else
+      echo "gpu-check: dp-train's test accuracy on CUDA ($acc_cuda) and on the CPU ($acc_cpu)" \
+           "differ by more than 1 point, or a run failed"
+      status=1
+    fi
+  else
+    echo "(skipped: no Fashion-MNIST in .gpu-data/; run scripts/gpu-check-prepare.sh here)"
   fi
 
   phase "benchmark: libdataparallel (bench/dp_gpu_bench)"
