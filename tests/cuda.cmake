@@ -27,6 +27,9 @@ if(DP_CUDA_ENABLED)
   file(STRINGS ${PROJECT_SOURCE_DIR}/core/device/backend.h _abi_line
        REGEX "constexpr int kBackendAbiVersion = [0-9]+")
   string(REGEX MATCH "[0-9]+" _abi "${_abi_line}")
+  if(NOT _abi)
+    message(FATAL_ERROR "kBackendAbiVersion not found in core/device/backend.h")
+  endif()
   target_compile_definitions(test_cuda_plugin_load PRIVATE DP_BACKEND_ABI_VERSION=${_abi})
   add_test(NAME cuda_plugin_exports
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cuda/check_plugin_exports.sh
