@@ -5,14 +5,16 @@
 // worker thread.
 //
 // Per (direction, shape) a plan holds the descriptors and the algorithm, chosen once:
-//   - only deterministic algorithms (the same inputs give the same bits, as im2col does);
+//   - only deterministic algorithms (the same inputs give the same bits, as im2col does;
+//     with kMeasured the algorithm itself may differ from run to run, as timings do);
 //   - TF32 off: only CUDNN_FMA_MATH (plain float32 arithmetic); TF32 allowed: any math
 //     type except the one that converts to half precision;
-//   - workspace at most the backend's convolution scratch budget;
+//   - workspace at most the limit given (CudaBackend::cudnn_workspace_limit);
 //   - the first such algorithm in cuDNN's heuristic order, or (kMeasured) in the order of
 //     the times cuDNN measured trying each on the call's own tensors.
 // A shape with no such algorithm, or that cuDNN rejects, runs on im2col instead: the call
-// returns false and the backend logs which shape it was, once.
+// returns false and the log names the shape, once. So does a call whose workspace the
+// device's pool cannot give at that moment (later calls try cuDNN again).
 #pragma once
 
 #include <cudnn.h>
