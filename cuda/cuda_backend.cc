@@ -53,6 +53,13 @@ ScratchBuffer::ScratchBuffer(const BackendHost& host, CudaDevice& d, size_t byte
   }
 }
 
+ScratchBuffer::ScratchBuffer(CudaDevice& d, size_t bytes, std::nothrow_t) : d_(d) {
+  if (bytes > 0 && cudaMallocFromPoolAsync(&p_, bytes, d.pool, d.compute) != cudaSuccess) {
+    p_ = nullptr;
+    (void)cudaGetLastError();
+  }
+}
+
 ScratchBuffer::~ScratchBuffer() {
   if (p_) cudaFreeAsync(p_, d_.compute);
 }

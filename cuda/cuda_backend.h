@@ -18,6 +18,7 @@
 
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -217,7 +218,11 @@ class CudaBackend final : public Backend {
 // order of its compute stream when it goes out of scope.
 class ScratchBuffer {
  public:
+  // Raises kOutOfMemory, naming `what`, when the pool cannot give `bytes`.
   ScratchBuffer(const BackendHost& host, CudaDevice& d, size_t bytes, const char* what);
+  // For callers with another way out: get() is null when the pool cannot give `bytes`
+  // (the CUDA error is cleared), and when bytes is 0.
+  ScratchBuffer(CudaDevice& d, size_t bytes, std::nothrow_t);
   ~ScratchBuffer();
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <climits>
+#include <optional>
 #include <vector>
 
 #include "cuda_backend.h"
@@ -145,7 +146,7 @@ Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, const void* a, c
   auto plan = std::make_unique<Plan>();
   choose(dir, *plan, g, a, b, out);
   if (!plan->usable) {
-    log_fallback(dir, g, *plan);
+    log_fallback(dir, g, plan->why_not);
   } else if (host_.log) {
     const std::string msg = d_.where + ": cuDNN " + direction_name(static_cast<int>(dir)) + " of " +
                             shape_text(g) + ": " +
@@ -193,16 +194,14 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
 
   // The measured choice times each algorithm with a workspace of the budget's size (less
   // when the pool cannot give that much: cuDNN then skips the algorithms that need more).
+  std::optional<ScratchBuffer> search;
   void* ws = nullptr;
   size_t ws_bytes = 0;
   if (choice_ == CudnnAlgoChoice::kMeasured) {
     for (size_t bytes = workspace_limit_; bytes >= (size_t{1} << 20) && !ws; bytes /= 4) {
-      if (cudaMallocFromPoolAsync(&ws, bytes, d_.pool, d_.compute) == cudaSuccess) {
-        ws_bytes = bytes;
-      } else {
-        ws = nullptr;
-        (void)cudaGetLastError();
-      }
+      search.emplace(d_, bytes, std::nothrow);
+      ws = search->get();
+      if (ws) ws_bytes = bytes;
     }
   }
   struct Candidate {
@@ -265,7 +264,7 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
   if (ws) {
     // The search's workspace (the whole limit) goes back to the GPU instead of staying
     // reserved in the pool for good.
-    cudaFreeAsync(ws, d_.compute);
+    search.reset();
     cudaStreamSynchronize(d_.compute);
     cudaMemPoolTrimTo(d_.pool, 0);
     (void)cudaGetLastError();
@@ -328,29 +327,17 @@ bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b,
   // The workspace, from the device's pool in the order of its stream. When the pool cannot
   // give it (the limit does not look at what is free), im2col, which needs less, runs
   // this call.
-  void* work = nullptr;
-  if (p.workspace > 0) {
-    if (cudaMallocFromPoolAsync(&work, p.workspace, d_.pool, d_.compute) != cudaSuccess) {
-      (void)cudaGetLastError();
-      if (!p.told_out_of_memory && host_.log) {
-        p.told_out_of_memory = true;
-        const std::string msg = d_.where + ": no memory for the " + std::to_string(p.workspace) +
-                                " bytes of cuDNN workspace of " +
-                                direction_name(static_cast<int>(dir)) + " of " + shape_text(g) +
-                                "; im2col runs it while memory is short";
-        host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
-      }
-      return false;
+  ScratchBuffer ws(d_, p.workspace, std::nothrow);  // freed in stream order after the call
+  if (p.workspace > 0 && !ws.get()) {
+    if (!p.told_out_of_memory) {
+      p.told_out_of_memory = true;
+      log_fallback(dir, g,
+                   "no memory for its " + std::to_string(p.workspace) +
+                       " bytes of workspace now; later calls try again");
     }
+    return false;
   }
-  // Freed in stream order once the product is queued (or refused).
-  struct Release {
-    void* p;
-    cudaStream_t s;
-    ~Release() {
-      if (p) cudaFreeAsync(p, s);
-    }
-  } release{work, d_.compute};
+  void* const work = ws.get();
   const float one = 1.f, zero = 0.f;
   cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
   const char* call = "";
@@ -379,17 +366,17 @@ bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b,
     // heuristic cannot know): this and later calls of the shape run on im2col.
     p.usable = false;
     p.why_not = std::string(call) + " refused the tensors: " + cudnnGetErrorString(s);
-    log_fallback(dir, g, p);
+    log_fallback(dir, g, p.why_not);
     return false;
   }
   check(s, std::string(call) + " of " + shape_text(g));
   return true;
 }
 
-void Cudnn::log_fallback(Direction dir, const ConvShape& g, const Plan& p) const {
+void Cudnn::log_fallback(Direction dir, const ConvShape& g, const std::string& why) const {
   if (!host_.log) return;
   const std::string msg = d_.where + ": cuDNN runs no " + direction_name(static_cast<int>(dir)) +
-                          " of " + shape_text(g) + " (" + p.why_not + "); im2col runs it";
+                          " of " + shape_text(g) + " (" + why + "); im2col runs it";
   host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
 }
 

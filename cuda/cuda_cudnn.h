@@ -66,7 +66,8 @@ class Cudnn {
   // Queues the product on the plan's algorithm; false when there is none or cuDNN refuses
   // the call's tensors (nothing queued; the plan then sends the shape to im2col).
   bool run(Direction dir, const ConvShape& g, const void* a, const void* b, void* out);
-  void log_fallback(Direction dir, const ConvShape& g, const Plan& p) const;
+  // Logs that im2col runs calls of this shape instead, and why (callers log each cause once).
+  void log_fallback(Direction dir, const ConvShape& g, const std::string& why) const;
   // Raises "<where>: <call> failed: <cuDNN's status and last error>" unless status is success.
   void check(cudnnStatus_t status, const std::string& call) const;
 
