@@ -50,9 +50,9 @@ def value(r, key):
 def main(argv):
     rows = load(argv[1:])
     table = []  # (what, unit, ours, theirs, reference name, target)
-    others = sorted({r["conv"] for r in rows
-                     if r.get("bench") == "train" and r.get("conv") not in (None, "default")})
-    engines = ["default" if any(r.get("conv") == "default" for r in rows) else None] + others
+    # The default engine's rows always (n/a when missing), the others' when measured.
+    engines = ["default"] + sorted({r["conv"] for r in rows if r.get("bench") == "train"
+                                    and r.get("conv") not in (None, "default")})
     for model in ("mlp", "cnn"):
         for batch in (256, 4096):
             torch1 = find(rows, impl="torch", bench="train", model=model, batch=batch, devices=1)
@@ -61,12 +61,9 @@ def main(argv):
                 for conv in engines:
                     ours = find(rows, impl="dp", bench="train", model=model, batch=batch,
                                 devices=devices, conv=conv)
-                    if conv is None and ours is None:  # lines from before engines were named
-                        ours = find(rows, impl="dp", bench="train", model=model, batch=batch,
-                                    devices=devices)
-                    elif conv not in (None, "default") and ours is None:
+                    if conv != "default" and ours is None:
                         continue
-                    engine = "" if conv in (None, "default") else f", DP_CUDA_CONV={conv}"
+                    engine = "" if conv == "default" else f", DP_CUDA_CONV={conv}"
                     table.append((f"{model.upper()} training, batch {batch}, {where}{engine}",
                                   "samples/s", value(ours, "samples_per_s"),
                                   value(torch1, "samples_per_s"), "torch eager, 1 GPU", 1.0))
