@@ -48,7 +48,18 @@ typedef struct options {
   const char* plot;
   int json;
   int quiet;
+  unsigned given; /* GIVEN_* bits: the options the command line set */
 } options;
+
+/* The options a checkpoint records; a resumed run takes them over unless given. */
+enum {
+  GIVEN_MODEL = 1u << 0,
+  GIVEN_BATCH = 1u << 1,
+  GIVEN_LR = 1u << 2,
+  GIVEN_MOMENTUM = 1u << 3,
+  GIVEN_OPTIMIZER = 1u << 4,
+  GIVEN_SEED = 1u << 5,
+};
 
 static void usage(FILE* f) {
   fprintf(f,
@@ -71,6 +82,8 @@ static void usage(FILE* f) {
           ")\n"
           "  --checkpoint FILE       save model and optimizer (safetensors) after each epoch\n"
           "  --resume FILE           continue from a checkpoint written by --checkpoint\n"
+          "                          (with its model, optimizer, lr, momentum, batch and\n"
+          "                          seed unless given here)\n"
           "  --eval-only FILE        evaluate the model in FILE on the test set and exit\n"
           "  --metrics FILE          per-epoch CSV\n"
           "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
@@ -164,24 +177,30 @@ static void parse_options(int argc, char** argv, options* o) {
     switch (c) {
       case 'm':
         o->model = optarg;
+        o->given |= GIVEN_MODEL;
         break;
       case 'e':
         o->epochs = (int)parse_int(optarg, "--epochs", 0, 100000);
         break;
       case 'b':
         o->batch = parse_int(optarg, "--batch", 1, INT64_MAX / 1024);
+        o->given |= GIVEN_BATCH;
         break;
       case 'l':
         o->lr = parse_double(optarg, "--lr", 0);
+        o->given |= GIVEN_LR;
         break;
       case OPT_MOMENTUM:
         o->momentum = parse_double(optarg, "--momentum", 0);
+        o->given |= GIVEN_MOMENTUM;
         break;
       case OPT_OPTIMIZER:
         o->optimizer = optarg;
+        o->given |= GIVEN_OPTIMIZER;
         break;
       case 's':
         o->seed = (uint64_t)parse_int(optarg, "--seed", 0, INT64_MAX);
+        o->given |= GIVEN_SEED;
         break;
       case 'd':
         o->devices = optarg;
@@ -238,7 +257,6 @@ static void parse_options(int argc, char** argv, options* o) {
   if (strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0) {
     bad_input("--optimizer = \"%s\": expected sgd or adam", o->optimizer);
   }
-  if (o->lr < 0) o->lr = strcmp(o->optimizer, "sgd") == 0 ? 0.1 : 0.001;
 }
 
 /* "cpu:3" -> device; 0 on success. */
@@ -317,6 +335,103 @@ static void check_checkpoint_model(const char* option, const char* path, const c
   if (dp_checkpoint_metadata(path, "model", meta, sizeof meta, NULL) == DP_OK &&
       strcmp(meta, model) != 0) {
     bad_input("%s %s: the checkpoint is of model %s, not %s", option, path, meta, model);
+  }
+}
+
+/* Metadata `key` of the checkpoint at path into buf; 0 when it has none (a checkpoint
+   of an earlier dp-train, or a file the loader rejects later with its own message). */
+static int checkpoint_setting(const char* path, const char* key, char* buf, size_t size) {
+  size_t needed = 0;
+  return dp_checkpoint_metadata(path, key, buf, size, &needed) == DP_OK && needed <= size;
+}
+
+/* v as the shortest text that reads back as exactly v ("0.05", not
+   "0.050000000000000003"). */
+static void format_double(double v, char* buf, size_t size) {
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(buf, size, "%.*g", digits, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* The setting `name` (an option, "--lr") recorded as `recorded`: a run that did not give
+   the option takes it over; one that gave another value keeps its own, with a warning,
+   since it no longer continues the checkpoint's run exactly. */
+static void adopt_double(const options* o, unsigned given, const char* name, const char* recorded,
+                         double* value) {
+  char* end = NULL;
+  const double v = strtod(recorded, &end);
+  if (!*recorded || *end || !isfinite(v)) return;
+  if (!(o->given & given)) {
+    *value = v;
+  } else if (v != *value && !o->quiet) {
+    char mine[32];
+    format_double(*value, mine, sizeof mine);
+    fprintf(stderr,
+            "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
+            "with %s %s\n",
+            name, recorded, name, mine);
+  }
+}
+
+/* As adopt_double, for an integer option whose values lie in lo..hi. */
+static void adopt_int(const options* o, unsigned given, const char* name, const char* recorded,
+                      int64_t lo, int64_t hi, int64_t* value) {
+  char* end = NULL;
+  errno = 0;
+  const long long v = strtoll(recorded, &end, 10);
+  if (errno || !*recorded || *end || v < lo || v > hi) return;
+  if (!(o->given & given)) {
+    *value = v;
+  } else if (v != *value && !o->quiet) {
+    fprintf(stderr,
+            "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
+            "with %s %lld\n",
+            name, recorded, name, (long long)*value);
+  }
+}
+
+/* A run that resumes a checkpoint continues the run that wrote it: the model, optimizer,
+   lr, momentum, batch and seed it records are taken over unless the command line gives
+   them. A model or optimizer given must match (the weights and the optimizer's state fit
+   only their own); an lr, momentum, batch or seed given may differ (to fine-tune from a
+   checkpoint), with a warning. --eval-only takes over the model only. Checkpoints of an
+   earlier dp-train record the model and seed alone; the rest keeps the defaults. */
+static void adopt_checkpoint_settings(options* o) {
+  const char* path = o->resume ? o->resume : o->eval_only;
+  const char* option = o->resume ? "--resume" : "--eval-only";
+  if (!path) return;
+  char v[64];
+  if (checkpoint_setting(path, "model", v, sizeof v) && !(o->given & GIVEN_MODEL)) {
+    if (strcmp(v, "mlp") != 0 && strcmp(v, "cnn") != 0) {
+      bad_input("%s %s: the checkpoint is of model %s, which dp-train does not build", option, path,
+                v);
+    }
+    o->model = strcmp(v, "mlp") == 0 ? "mlp" : "cnn";
+  }
+  check_checkpoint_model(option, path, o->model);
+  if (!o->resume) return;
+  if (checkpoint_setting(path, "optimizer", v, sizeof v)) {
+    if (o->given & GIVEN_OPTIMIZER) {
+      if (strcmp(v, o->optimizer) != 0) {
+        bad_input("--resume %s: the checkpoint holds the state of optimizer %s, not %s", path, v,
+                  o->optimizer);
+      }
+    } else if (strcmp(v, "sgd") == 0 || strcmp(v, "adam") == 0) {
+      o->optimizer = strcmp(v, "sgd") == 0 ? "sgd" : "adam";
+    }
+  }
+  if (checkpoint_setting(path, "lr", v, sizeof v)) adopt_double(o, GIVEN_LR, "--lr", v, &o->lr);
+  if (strcmp(o->optimizer, "sgd") == 0 && checkpoint_setting(path, "momentum", v, sizeof v)) {
+    adopt_double(o, GIVEN_MOMENTUM, "--momentum", v, &o->momentum);
+  }
+  if (checkpoint_setting(path, "batch", v, sizeof v)) {
+    adopt_int(o, GIVEN_BATCH, "--batch", v, 1, INT64_MAX / 1024, &o->batch);
+  }
+  if (checkpoint_setting(path, "seed", v, sizeof v)) {
+    int64_t seed = (int64_t)o->seed; /* --seed takes 0 .. INT64_MAX */
+    adopt_int(o, GIVEN_SEED, "--seed", v, 0, INT64_MAX, &seed);
+    o->seed = (uint64_t)seed;
   }
 }
 
@@ -758,6 +873,8 @@ static void write_plot(const char* path, const options* o, const epoch_record* r
 int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
+  adopt_checkpoint_settings(&o);
+  if (o.lr < 0) o.lr = strcmp(o.optimizer, "sgd") == 0 ? 0.1 : 0.001;
   if (o.metrics) check_writable("--metrics", o.metrics);
   if (o.plot) check_writable("--plot", o.plot);
   if (o.checkpoint) check_writable("--checkpoint", o.checkpoint);
@@ -877,7 +994,6 @@ int main(int argc, char** argv) {
   int64_t* ybuf = NULL;
   epoch_record* records = NULL;
   if (o.eval_only) {
-    check_checkpoint_model("--eval-only", o.eval_only, o.model);
     if (dp_module_load(model, o.eval_only) != DP_OK) {
       bad_input("cannot use --eval-only %s: %s", o.eval_only, dp_last_error());
     }
@@ -899,7 +1015,6 @@ int main(int argc, char** argv) {
 
   int first_epoch = 1;
   if (o.resume) {
-    check_checkpoint_model("--resume", o.resume, o.model);
     if (dp_checkpoint_load(model, opt, o.resume) != DP_OK) {
       bad_input("cannot resume from %s: %s", o.resume, dp_last_error());
     }
@@ -908,15 +1023,6 @@ int main(int argc, char** argv) {
       bad_input("--resume %s: the checkpoint records no epoch", o.resume);
     }
     first_epoch = (int)parse_int(meta, "checkpoint epoch", 0, 1000000) + 1;
-    char seed_text[32];
-    if (!o.quiet &&
-        dp_checkpoint_metadata(o.resume, "seed", seed_text, sizeof seed_text, NULL) == DP_OK &&
-        strtoull(seed_text, NULL, 10) != (unsigned long long)o.seed) {
-      fprintf(stderr,
-              "dp-train: warning: the checkpoint was trained with --seed %s, this run shuffles "
-              "with --seed %llu\n",
-              seed_text, (unsigned long long)o.seed);
-    }
     if (!o.quiet)
       fprintf(stderr, "dp-train: resuming after epoch %d from %s\n", first_epoch - 1, o.resume);
   }
@@ -1055,12 +1161,20 @@ int main(int argc, char** argv) {
       fflush(stdout);
     }
     if (o.checkpoint) {
-      char epoch_str[32], seed_str[32];
+      /* What a resumed run takes over (adopt_checkpoint_settings). */
+      char epoch_str[32], seed_str[32], lr_str[32], momentum_str[32], batch_str[32];
       snprintf(epoch_str, sizeof epoch_str, "%d", epoch);
       snprintf(seed_str, sizeof seed_str, "%llu", (unsigned long long)o.seed);
-      const dp_metadata_entry meta[4] = {
-          {"model", o.model}, {"epoch", epoch_str}, {"seed", seed_str}, {"optimizer", o.optimizer}};
-      check(dp_checkpoint_save(model, opt, o.checkpoint, meta, 4), "saving the checkpoint");
+      format_double(o.lr, lr_str, sizeof lr_str);
+      format_double(o.momentum, momentum_str, sizeof momentum_str);
+      snprintf(batch_str, sizeof batch_str, "%lld", (long long)o.batch);
+      const int sgd = strcmp(o.optimizer, "sgd") == 0;
+      const dp_metadata_entry meta[7] = {
+          {"model", o.model},         {"epoch", epoch_str}, {"seed", seed_str},
+          {"optimizer", o.optimizer}, {"lr", lr_str},       {"batch", batch_str},
+          {"momentum", momentum_str}};
+      check(dp_checkpoint_save(model, opt, o.checkpoint, meta, sgd ? 7 : 6),
+            "saving the checkpoint");
       checkpoint_epoch = epoch;
     }
     if (o.metrics) write_metrics(o.metrics, records, n_records);

@@ -240,6 +240,61 @@ def test_resuming_from_a_checkpoint_matches_the_uninterrupted_run(dp_train, tmp_
     assert straight.read_bytes() == resumed.read_bytes()
 
 
+@pytest.mark.parametrize("settings", [
+    ["--lr", "0.05", "--momentum", "0.5", "--batch", "128", "--seed", "3"],
+    ["--optimizer", "adam", "--lr", "0.002", "--batch", "128"],
+], ids=["sgd", "adam"])
+def test_resuming_without_the_options_continues_with_the_checkpoints_settings(
+        dp_train, tmp_path, settings):
+    # None of the settings is repeated on resuming: the run must take each over from the
+    # checkpoint (the defaults, lr 0.1 / momentum 0.9 / batch 256 / seed 0 / sgd, would
+    # train differently, and adam's state does not load into sgd).
+    common = ["--limit", "2048", "--devices", "cpu:0,cpu:1", "--json", "--quiet"]
+    straight = tmp_path / "straight.safetensors"
+    p = run(dp_train, *common, *settings, "--epochs", "2", "--checkpoint", str(straight))
+    assert p.returncode == 0, p.stderr
+    ck = tmp_path / "ck.safetensors"
+    p1 = run(dp_train, *common, *settings, "--epochs", "1", "--checkpoint", str(ck))
+    assert p1.returncode == 0, p1.stderr
+    p2 = run(dp_train, *common, "--epochs", "2", "--resume", str(ck), "--checkpoint", str(ck))
+    assert p2.returncode == 0, p2.stderr
+    assert final_json(p2)["batch"] == 128
+    assert straight.read_bytes() == ck.read_bytes()
+
+
+def test_a_setting_given_on_resuming_wins_over_the_checkpoints_with_a_warning(
+        dp_train, tmp_path):
+    ck = tmp_path / "ck.safetensors"
+    p1 = run(dp_train, "--limit", "1024", "--epochs", "1", "--lr", "0.05", "--checkpoint",
+             str(ck), "--quiet")
+    assert p1.returncode == 0, p1.stderr
+    p2 = run(dp_train, "--limit", "1024", "--epochs", "2", "--resume", str(ck), "--lr", "0.01",
+             "--momentum", "0.9")
+    assert p2.returncode == 0, p2.stderr
+    lines = error_lines(p2)
+    assert "dp-train: warning: the checkpoint was trained with --lr 0.05, this run continues " \
+        "with --lr 0.01" in lines, p2.stderr
+    # The momentum given is the one recorded: nothing to warn about.
+    assert not [l for l in lines if "--momentum" in l], p2.stderr
+    assert any(l.endswith("sgd lr 0.01") for l in lines), p2.stderr
+    p3 = run(dp_train, "--limit", "1024", "--epochs", "2", "--resume", str(ck), "--optimizer",
+             "adam")
+    assert p3.returncode == 2, p3.stderr
+    assert error_lines(p3) == [
+        f"dp-train: --resume {ck}: the checkpoint holds the state of optimizer sgd, not adam"]
+
+
+def test_eval_only_without_model_evaluates_the_checkpoints_model(dp_train, tmp_path):
+    ck = tmp_path / "cnn.safetensors"
+    p = run(dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1", "--checkpoint",
+            str(ck), "--json", "--quiet")
+    assert p.returncode == 0, p.stderr
+    e = run(dp_train, "--eval-only", str(ck), "--json", "--quiet")
+    assert e.returncode == 0, e.stderr
+    j = final_json(e)
+    assert j["model"] == "cnn" and j["test_accuracy"] == final_json(p)["test_accuracy"], j
+
+
 def test_eval_only_reports_the_checkpoints_accuracy(dp_train, tmp_path):
     ck = tmp_path / "ck.safetensors"
     p = run(dp_train, "--limit", "4096", "--epochs", "1", "--checkpoint", str(ck), "--json",
@@ -567,7 +622,7 @@ def test_a_resumed_run_continues_the_metrics_and_plot_history(dp_train, tmp_path
     rows = metrics(csv)
     assert [r["epoch"] for r in rows] == [1, 2] and rows[0] == first[0], rows
     assert svg.read_text().count("<circle") == 3 * 2  # three series, two epochs each
-    assert "trained with --seed 0, this run shuffles with --seed 7" in p2.stderr, p2.stderr
+    assert "trained with --seed 0, this run continues with --seed 7" in p2.stderr, p2.stderr
 
 
 def test_epochs_0_still_writes_the_metrics_and_plot_files(dp_train, tmp_path):
