@@ -84,20 +84,32 @@ ConvEngine conv_engine_from_env(std::string* bad) {
   return ConvEngine::kCudnn;
 }
 
-std::string conv_engine_text(ConvEngine e) {
+// The engine DP_CUDA_CONV asked for, as it will run: a cuDNN engine that cannot run (a
+// build without cuDNN, or no cuDNN to open) becomes im2col, and *text says why.
+ConvEngine usable_conv_engine(ConvEngine e, std::string* text) {
+  if (e == ConvEngine::kIm2col) {
+    *text = "im2col + cuBLASLt";
+    return e;
+  }
 #if DP_HAVE_CUDNN
-  if (e == ConvEngine::kCudnn) return "cuDNN " + Cudnn::version();
-  if (e == ConvEngine::kCudnnBenchmark) return "cuDNN " + Cudnn::version() + ", benchmarked";
+  std::string why;
+  if (const CudnnLibrary* lib = cudnn_library(&why)) {
+    *text = "cuDNN " + cudnn_version_text(*lib) +
+            (e == ConvEngine::kCudnnBenchmark ? ", benchmarked" : "");
+    return e;
+  }
+  *text = "im2col + cuBLASLt (cuDNN could not be opened: " + why + ")";
+#else
+  *text = "im2col + cuBLASLt (this build has no cuDNN)";
 #endif
-  return e == ConvEngine::kIm2col ? "im2col + cuBLASLt"
-                                  : "im2col + cuBLASLt (this build has no cuDNN)";
+  return ConvEngine::kIm2col;
 }
 }  // namespace
 
 CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, bool allow_tf32)
     : host_(host), allow_tf32_(allow_tf32), conv_scratch_bytes_(conv_scratch_from_env()) {
-  std::string bad_engine;
-  conv_engine_ = conv_engine_from_env(&bad_engine);
+  std::string bad_engine, engine_text;
+  conv_engine_ = usable_conv_engine(conv_engine_from_env(&bad_engine), &engine_text);
   if (!bad_engine.empty() && host_.log) {
     host_.log(
         host_.log_state, 2 /* DP_LOG_WARNING */,
@@ -190,7 +202,7 @@ CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, 
   if (host_.log) {
     host_.log(host_.log_state, 1,
               ("CUDA backend: " + list + (allow_tf32 ? "; TF32 allowed" : "; TF32 off") +
-               "; convolutions: " + conv_engine_text(conv_engine_))
+               "; convolutions: " + engine_text)
                   .c_str());
   }
 }

@@ -64,9 +64,18 @@ bool math_allowed(cudnnMathType_t m, bool allow_tf32) {
   return allow_tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH);
 }
 
+// The process's cuDNN; raises (the constructor's failure) when it cannot be opened.
+const CudnnLibrary& library_or_raise(const BackendHost& host, const CudaDevice& d) {
+  std::string why;
+  const CudnnLibrary* lib = cudnn_library(&why);
+  if (!lib) raise(host, Code::kNotSupported, d.where, "cuDNN could not be opened: " + why);
+  return *lib;
+}
+
 }  // namespace
 
 struct Cudnn::Plan {
+  const CudnnLibrary& dnn;
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;  // input and output images
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
@@ -75,14 +84,14 @@ struct Cudnn::Plan {
   size_t workspace = 0;
   std::string why_not;  // when not usable
   bool told_out_of_memory = false;
-  Plan() = default;
+  explicit Plan(const CudnnLibrary& library) : dnn(library) {}
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
   ~Plan() {
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
-    if (w) cudnnDestroyFilterDescriptor(w);
-    if (y) cudnnDestroyTensorDescriptor(y);
-    if (x) cudnnDestroyTensorDescriptor(x);
+    if (conv) dnn.cudnnDestroyConvolutionDescriptor(conv);
+    if (w) dnn.cudnnDestroyFilterDescriptor(w);
+    if (y) dnn.cudnnDestroyTensorDescriptor(y);
+    if (x) dnn.cudnnDestroyTensorDescriptor(x);
   }
 };
 
@@ -90,13 +99,14 @@ Cudnn::Cudnn(const BackendHost& host, CudaDevice& d, bool allow_tf32, CudnnAlgoC
              size_t workspace_limit)
     : host_(host),
       d_(d),
+      dnn_(library_or_raise(host, d)),
       allow_tf32_(allow_tf32),
       choice_(choice),
       workspace_limit_(workspace_limit) {
-  check(cudnnCreate(&handle_), "cudnnCreate");
-  const cudnnStatus_t s = cudnnSetStream(handle_, d.compute);
+  check(dnn_.cudnnCreate(&handle_), "cudnnCreate");
+  const cudnnStatus_t s = dnn_.cudnnSetStream(handle_, d.compute);
   if (s != CUDNN_STATUS_SUCCESS) {
-    cudnnDestroy(handle_);
+    dnn_.cudnnDestroy(handle_);
     handle_ = nullptr;
     check(s, "cudnnSetStream");
   }
@@ -104,23 +114,16 @@ Cudnn::Cudnn(const BackendHost& host, CudaDevice& d, bool allow_tf32, CudnnAlgoC
 
 Cudnn::~Cudnn() {
   plans_.clear();
-  if (handle_) cudnnDestroy(handle_);
-}
-
-std::string Cudnn::version() {
-  const size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch since cuDNN 9
-  const size_t major = v >= 90000 ? v / 10000 : v / 1000;
-  const size_t minor = v >= 90000 ? v / 100 % 100 : v / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+  if (handle_) dnn_.cudnnDestroy(handle_);
 }
 
 void Cudnn::check(cudnnStatus_t status, const std::string& call) const {
   if (status == CUDNN_STATUS_SUCCESS) return;
   char detail[512] = "";
 #if CUDNN_MAJOR >= 9
-  cudnnGetLastErrorString(detail, sizeof detail);
+  dnn_.cudnnGetLastErrorString(detail, sizeof detail);
 #endif
-  std::string what = call + " failed: " + cudnnGetErrorString(status);
+  std::string what = call + " failed: " + dnn_.cudnnGetErrorString(status);
   if (detail[0] != '\0') what += std::string(" (") + detail + ")";
   Code code = category(status) == CUDNN_STATUS_NOT_SUPPORTED ? Code::kNotSupported : Code::kBackend;
 #if CUDNN_MAJOR >= 9
@@ -143,7 +146,7 @@ Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, const void* a, c
   }
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
-  auto plan = std::make_unique<Plan>();
+  auto plan = std::make_unique<Plan>(dnn_);
   choose(dir, *plan, g, a, b, out);
   if (!plan->usable) {
     log_fallback(dir, g, plan->why_not);
@@ -167,27 +170,28 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
   }
   auto failed = [&](cudnnStatus_t s, const char* call) {
     if (s == CUDNN_STATUS_SUCCESS) return false;
-    p.why_not = std::string(call) + ": " + cudnnGetErrorString(s);
+    p.why_not = std::string(call) + ": " + dnn_.cudnnGetErrorString(s);
     return true;
   };
   const auto i = [](int64_t v) { return static_cast<int>(v); };
-  if (failed(cudnnCreateTensorDescriptor(&p.x), "cudnnCreateTensorDescriptor") ||
-      failed(cudnnCreateTensorDescriptor(&p.y), "cudnnCreateTensorDescriptor") ||
-      failed(cudnnCreateFilterDescriptor(&p.w), "cudnnCreateFilterDescriptor") ||
-      failed(cudnnCreateConvolutionDescriptor(&p.conv), "cudnnCreateConvolutionDescriptor") ||
-      failed(cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N), i(g.C),
-                                        i(g.H), i(g.W)),
+  if (failed(dnn_.cudnnCreateTensorDescriptor(&p.x), "cudnnCreateTensorDescriptor") ||
+      failed(dnn_.cudnnCreateTensorDescriptor(&p.y), "cudnnCreateTensorDescriptor") ||
+      failed(dnn_.cudnnCreateFilterDescriptor(&p.w), "cudnnCreateFilterDescriptor") ||
+      failed(dnn_.cudnnCreateConvolutionDescriptor(&p.conv), "cudnnCreateConvolutionDescriptor") ||
+      failed(dnn_.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N),
+                                             i(g.C), i(g.H), i(g.W)),
              "cudnnSetTensor4dDescriptor") ||
-      failed(cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N), i(g.O),
-                                        i(g.OH), i(g.OW)),
+      failed(dnn_.cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N),
+                                             i(g.O), i(g.OH), i(g.OW)),
              "cudnnSetTensor4dDescriptor") ||
-      failed(cudnnSetFilter4dDescriptor(p.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(g.O), i(g.C),
-                                        i(g.KH), i(g.KW)),
+      failed(dnn_.cudnnSetFilter4dDescriptor(p.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(g.O),
+                                             i(g.C), i(g.KH), i(g.KW)),
              "cudnnSetFilter4dDescriptor") ||
-      failed(cudnnSetConvolution2dDescriptor(p.conv, g.pad_h, g.pad_w, g.stride_h, g.stride_w, 1, 1,
-                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      failed(dnn_.cudnnSetConvolution2dDescriptor(p.conv, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
+                                                  1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "cudnnSetConvolution2dDescriptor") ||
-      failed(cudnnSetConvolutionMathType(p.conv, allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+      failed(dnn_.cudnnSetConvolutionMathType(p.conv,
+                                              allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
              "cudnnSetConvolutionMathType")) {
     return;
   }
@@ -228,11 +232,11 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
       std::array<cudnnConvolutionFwdAlgoPerf_t, kMaxAlgorithms> perf{};
       call = measured ? "cudnnFindConvolutionForwardAlgorithmEx"
                       : "cudnnGetConvolutionForwardAlgorithm_v7";
-      s = measured ? cudnnFindConvolutionForwardAlgorithmEx(handle_, p.x, a, p.w, b, p.conv, p.y,
-                                                            out, kMaxAlgorithms, &n, perf.data(),
-                                                            ws, ws_bytes)
-                   : cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv, p.y,
-                                                            kMaxAlgorithms, &n, perf.data());
+      s = measured ? dnn_.cudnnFindConvolutionForwardAlgorithmEx(handle_, p.x, a, p.w, b, p.conv,
+                                                                 p.y, out, kMaxAlgorithms, &n,
+                                                                 perf.data(), ws, ws_bytes)
+                   : dnn_.cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv, p.y,
+                                                                 kMaxAlgorithms, &n, perf.data());
       take(perf);
       break;
     }
@@ -240,11 +244,11 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
       std::array<cudnnConvolutionBwdDataAlgoPerf_t, kMaxAlgorithms> perf{};
       call = measured ? "cudnnFindConvolutionBackwardDataAlgorithmEx"
                       : "cudnnGetConvolutionBackwardDataAlgorithm_v7";
-      s = measured ? cudnnFindConvolutionBackwardDataAlgorithmEx(handle_, p.w, b, p.y, a, p.conv,
-                                                                 p.x, out, kMaxAlgorithms, &n,
-                                                                 perf.data(), ws, ws_bytes)
-                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, p.w, p.y, p.conv, p.x,
-                                                                 kMaxAlgorithms, &n, perf.data());
+      s = measured ? dnn_.cudnnFindConvolutionBackwardDataAlgorithmEx(
+                         handle_, p.w, b, p.y, a, p.conv, p.x, out, kMaxAlgorithms, &n, perf.data(),
+                         ws, ws_bytes)
+                   : dnn_.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                         handle_, p.w, p.y, p.conv, p.x, kMaxAlgorithms, &n, perf.data());
       take(perf);
       break;
     }
@@ -252,11 +256,11 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
       std::array<cudnnConvolutionBwdFilterAlgoPerf_t, kMaxAlgorithms> perf{};
       call = measured ? "cudnnFindConvolutionBackwardFilterAlgorithmEx"
                       : "cudnnGetConvolutionBackwardFilterAlgorithm_v7";
-      s = measured ? cudnnFindConvolutionBackwardFilterAlgorithmEx(handle_, p.x, a, p.y, b, p.conv,
-                                                                   p.w, out, kMaxAlgorithms, &n,
-                                                                   perf.data(), ws, ws_bytes)
-                   : cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle_, p.x, p.y, p.conv, p.w,
-                                                                   kMaxAlgorithms, &n, perf.data());
+      s = measured ? dnn_.cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                         handle_, p.x, a, p.y, b, p.conv, p.w, out, kMaxAlgorithms, &n, perf.data(),
+                         ws, ws_bytes)
+                   : dnn_.cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                         handle_, p.x, p.y, p.conv, p.w, kMaxAlgorithms, &n, perf.data());
       take(perf);
       break;
     }
@@ -279,21 +283,21 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
         !math_allowed(cand.math, allow_tf32_) || cand.memory > workspace_limit_) {
       continue;
     }
-    if (cudnnSetConvolutionMathType(p.conv, cand.math) != CUDNN_STATUS_SUCCESS) continue;
+    if (dnn_.cudnnSetConvolutionMathType(p.conv, cand.math) != CUDNN_STATUS_SUCCESS) continue;
     size_t bytes = 0;
     switch (dir) {
       case Direction::kForward:
-        s = cudnnGetConvolutionForwardWorkspaceSize(
+        s = dnn_.cudnnGetConvolutionForwardWorkspaceSize(
             handle_, p.x, p.w, p.conv, p.y, static_cast<cudnnConvolutionFwdAlgo_t>(cand.algo),
             &bytes);
         break;
       case Direction::kBackwardData:
-        s = cudnnGetConvolutionBackwardDataWorkspaceSize(
+        s = dnn_.cudnnGetConvolutionBackwardDataWorkspaceSize(
             handle_, p.w, p.y, p.conv, p.x, static_cast<cudnnConvolutionBwdDataAlgo_t>(cand.algo),
             &bytes);
         break;
       case Direction::kBackwardWeights:
-        s = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        s = dnn_.cudnnGetConvolutionBackwardFilterWorkspaceSize(
             handle_, p.x, p.y, p.conv, p.w, static_cast<cudnnConvolutionBwdFilterAlgo_t>(cand.algo),
             &bytes);
         break;
@@ -344,28 +348,28 @@ bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b,
   switch (dir) {
     case Direction::kForward:  // a = x, b = w, out = y
       call = "cudnnConvolutionForward";
-      s = cudnnConvolutionForward(handle_, &one, p.x, a, p.w, b, p.conv,
-                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), work, p.workspace,
-                                  &zero, p.y, out);
+      s = dnn_.cudnnConvolutionForward(handle_, &one, p.x, a, p.w, b, p.conv,
+                                       static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), work,
+                                       p.workspace, &zero, p.y, out);
       break;
     case Direction::kBackwardData:  // a = gy, b = w, out = gx
       call = "cudnnConvolutionBackwardData";
-      s = cudnnConvolutionBackwardData(handle_, &one, p.w, b, p.y, a, p.conv,
-                                       static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo), work,
-                                       p.workspace, &zero, p.x, out);
+      s = dnn_.cudnnConvolutionBackwardData(handle_, &one, p.w, b, p.y, a, p.conv,
+                                            static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo),
+                                            work, p.workspace, &zero, p.x, out);
       break;
     case Direction::kBackwardWeights:  // a = x, b = gy, out = gw
       call = "cudnnConvolutionBackwardFilter";
-      s = cudnnConvolutionBackwardFilter(handle_, &one, p.x, a, p.y, b, p.conv,
-                                         static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo), work,
-                                         p.workspace, &zero, p.w, out);
+      s = dnn_.cudnnConvolutionBackwardFilter(handle_, &one, p.x, a, p.y, b, p.conv,
+                                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
+                                              work, p.workspace, &zero, p.w, out);
       break;
   }
   if (category(s) == CUDNN_STATUS_NOT_SUPPORTED || category(s) == CUDNN_STATUS_BAD_PARAM) {
     // Rejected before anything ran (an algorithm may need aligned addresses, which the
     // heuristic cannot know): this and later calls of the shape run on im2col.
     p.usable = false;
-    p.why_not = std::string(call) + " refused the tensors: " + cudnnGetErrorString(s);
+    p.why_not = std::string(call) + " refused the tensors: " + dnn_.cudnnGetErrorString(s);
     log_fallback(dir, g, p.why_not);
     return false;
   }

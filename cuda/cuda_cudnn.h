@@ -1,5 +1,5 @@
 // Convolutions on cuDNN (its convolution API of cuDNN 7-9: cudnnConvolutionForward and the
-// two backward functions), float32 only. One Cudnn per logical device, made on the
+// two backward functions, called through the library cudnn_library opened), float32 only. One Cudnn per logical device, made on the
 // device's worker at the first convolution and bound to the device's compute stream, so
 // cuDNN's kernels are ordered with every other kernel of the device. Used only from that
 // worker thread.
@@ -23,6 +23,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "cudnn_library.h"
 #include "device/backend.h"
 #include "kernels/kernels.h"
 
@@ -37,15 +38,13 @@ enum class CudnnAlgoChoice {
 
 class Cudnn {
  public:
-  // On the device's worker, with its GPU current. Raises when cuDNN cannot start.
+  // On the device's worker, with its GPU current. Raises when cuDNN cannot be opened
+  // (cudnn_library) or cannot start.
   Cudnn(const BackendHost& host, CudaDevice& d, bool allow_tf32, CudnnAlgoChoice choice,
         size_t workspace_limit);
   ~Cudnn();
   Cudnn(const Cudnn&) = delete;
   Cudnn& operator=(const Cudnn&) = delete;
-
-  // "9.19.0": the version of the cuDNN library loaded (not the headers built against).
-  static std::string version();
 
   // Float32, contiguous NCHW tensors and [O, C, KH, KW] weights. Each overwrites its output
   // and returns true, or returns false without the product (no usable algorithm, the
@@ -73,6 +72,7 @@ class Cudnn {
 
   const BackendHost& host_;
   CudaDevice& d_;
+  const CudnnLibrary& dnn_;  // the process's (cudnn_library), open until it ends
   bool allow_tf32_;
   CudnnAlgoChoice choice_;
   size_t workspace_limit_;

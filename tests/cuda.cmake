@@ -16,6 +16,18 @@ if(DP_CUDA_ENABLED)
 endif()
 if(DP_CUDNN_ENABLED)
   target_compile_definitions(test_cuda PRIVATE DP_HAVE_CUDNN=1)
+  # The plugin's cuDNN loader, tested on its own (it needs cuDNN, not a GPU).
+  target_sources(test_cuda PRIVATE cuda/test_cudnn_library.cc
+                 ${PROJECT_SOURCE_DIR}/cuda/cudnn_library.cc)
+  target_include_directories(test_cuda SYSTEM PRIVATE ${CUDNN_INCLUDE_DIR})
+  target_link_libraries(test_cuda PRIVATE ${CMAKE_DL_LIBS})
+  get_filename_component(_cudnn_dir "${CUDNN_LIBRARY}" DIRECTORY)
+  target_compile_definitions(test_cuda PRIVATE DP_CUDNN_BUILD_DIR="${_cudnn_dir}")
+  add_test(NAME cuda_cudnn_library_env
+           COMMAND test_cuda --gtest_filter=CudnnLibrary.DpCudnnLibraryIsTheOnlyFileTried)
+  set_tests_properties(cuda_cudnn_library_env PROPERTIES LABELS "cuda"
+                       ENVIRONMENT "DP_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9"
+                       FAIL_REGULAR_EXPRESSION "SKIPPED")
 endif()
 gtest_discover_tests(test_cuda TEST_PREFIX "cuda." DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS "cuda" TIMEOUT 600)

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The CUDA plugin exports exactly its entry point and loads with every symbol resolved.
+# The CUDA plugin exports exactly its entry point, loads with every symbol resolved, and
+# does not need cuDNN to load.
 #   check_plugin_exports.sh <libdataparallel_cuda.so> <plugin_load program>
 set -eu
 plugin=$1
@@ -15,6 +16,11 @@ echo "exports: $exports"
 # ldd -r lists every symbol the dynamic linker cannot resolve.
 if ldd -r "$plugin" 2>&1 | grep -E "undefined symbol|not found"; then
   echo "FAIL: $plugin has unresolved symbols or libraries"
+  exit 1
+fi
+# cuDNN is opened at run time (cuda/cudnn_library.h), so that the plugin loads without it.
+if readelf -d "$plugin" | grep -E "NEEDED.*libcudnn"; then
+  echo "FAIL: $plugin needs cuDNN at load time"
   exit 1
 fi
 "$loader" "$plugin"
