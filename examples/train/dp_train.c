@@ -48,7 +48,8 @@ typedef struct options {
   const char* plot;
   int json;
   int quiet;
-  unsigned given; /* GIVEN_* bits: the options the command line set */
+  unsigned given;            /* GIVEN_* bits: the options the command line set */
+  int batch_from_checkpoint; /* --batch came from --resume's checkpoint */
 } options;
 
 /* The options a checkpoint records; a resumed run takes them over unless given. */
@@ -251,6 +252,9 @@ static void parse_options(int argc, char** argv, options* o) {
     }
   }
   if (optind < argc) bad_input("unexpected argument \"%s\" (see --help)", argv[optind]);
+  if (o->resume && o->eval_only) {
+    bad_input("--resume and --eval-only exclude each other: --eval-only trains nothing");
+  }
   if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0) {
     bad_input("--model = \"%s\": expected mlp or cnn", o->model);
   }
@@ -355,15 +359,16 @@ static void format_double(double v, char* buf, size_t size) {
 }
 
 /* The setting `name` (an option, "--lr") recorded as `recorded`: a run that did not give
-   the option takes it over; one that gave another value keeps its own, with a warning,
-   since it no longer continues the checkpoint's run exactly. */
-static void adopt_double(const options* o, unsigned given, const char* name, const char* recorded,
-                         double* value) {
+   the option takes it over (returns 1); one that gave another value keeps its own, with a
+   warning, since it no longer continues the checkpoint's run exactly. */
+static int adopt_double(const options* o, unsigned given, const char* name, const char* recorded,
+                        double* value) {
   char* end = NULL;
   const double v = strtod(recorded, &end);
-  if (!*recorded || *end || !isfinite(v)) return;
+  if (!*recorded || *end || !(v >= 0) || !isfinite(v)) return 0; /* as parse_double takes */
   if (!(o->given & given)) {
     *value = v;
+    return 1;
   } else if (v != *value && !o->quiet) {
     char mine[32];
     format_double(*value, mine, sizeof mine);
@@ -372,23 +377,26 @@ static void adopt_double(const options* o, unsigned given, const char* name, con
             "with %s %s\n",
             name, recorded, name, mine);
   }
+  return 0;
 }
 
 /* As adopt_double, for an integer option whose values lie in lo..hi. */
-static void adopt_int(const options* o, unsigned given, const char* name, const char* recorded,
-                      int64_t lo, int64_t hi, int64_t* value) {
+static int adopt_int(const options* o, unsigned given, const char* name, const char* recorded,
+                     int64_t lo, int64_t hi, int64_t* value) {
   char* end = NULL;
   errno = 0;
   const long long v = strtoll(recorded, &end, 10);
-  if (errno || !*recorded || *end || v < lo || v > hi) return;
+  if (errno || !*recorded || *end || v < lo || v > hi) return 0;
   if (!(o->given & given)) {
     *value = v;
+    return 1;
   } else if (v != *value && !o->quiet) {
     fprintf(stderr,
             "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
             "with %s %lld\n",
             name, recorded, name, (long long)*value);
   }
+  return 0;
 }
 
 /* A run that resumes a checkpoint continues the run that wrote it: the model, optimizer,
@@ -396,7 +404,7 @@ static void adopt_int(const options* o, unsigned given, const char* name, const 
    them. A model or optimizer given must match (the weights and the optimizer's state fit
    only their own); an lr, momentum, batch or seed given may differ (to fine-tune from a
    checkpoint), with a warning. --eval-only takes over the model only. Checkpoints of an
-   earlier dp-train record the model and seed alone; the rest keeps the defaults. */
+   earlier dp-train record no lr, momentum or batch: those keep their defaults. */
 static void adopt_checkpoint_settings(options* o) {
   const char* path = o->resume ? o->resume : o->eval_only;
   const char* option = o->resume ? "--resume" : "--eval-only";
@@ -426,7 +434,8 @@ static void adopt_checkpoint_settings(options* o) {
     adopt_double(o, GIVEN_MOMENTUM, "--momentum", v, &o->momentum);
   }
   if (checkpoint_setting(path, "batch", v, sizeof v)) {
-    adopt_int(o, GIVEN_BATCH, "--batch", v, 1, INT64_MAX / 1024, &o->batch);
+    o->batch_from_checkpoint =
+        adopt_int(o, GIVEN_BATCH, "--batch", v, 1, INT64_MAX / 1024, &o->batch);
   }
   if (checkpoint_setting(path, "seed", v, sizeof v)) {
     int64_t seed = (int64_t)o->seed; /* --seed takes 0 .. INT64_MAX */
@@ -931,8 +940,8 @@ int main(int argc, char** argv) {
       bad_input("--chunk-sizes has %zu entries but there are %zu devices", n_chunks, n_devices);
     }
     if (sum != o.batch) {
-      bad_input("--chunk-sizes sum to %lld but --batch is %lld", (long long)sum,
-                (long long)o.batch);
+      bad_input("--chunk-sizes sum to %lld but --batch is %lld%s", (long long)sum,
+                (long long)o.batch, o.batch_from_checkpoint ? " (the checkpoint's)" : "");
     }
   }
 
@@ -943,8 +952,8 @@ int main(int argc, char** argv) {
     bad_input("%s (install Debian's dataset-fashion-mnist or pass --data DIR)", err);
   }
   if (!o.eval_only && data.train.n < (size_t)o.batch) {
-    bad_input("--batch %lld is larger than the %zu training samples", (long long)o.batch,
-              data.train.n);
+    bad_input("--batch %lld%s is larger than the %zu training samples", (long long)o.batch,
+              o.batch_from_checkpoint ? " (the checkpoint's)" : "", data.train.n);
   }
 
   /* Model, wrapper, optimizer. */

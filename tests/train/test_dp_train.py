@@ -282,6 +282,11 @@ def test_a_setting_given_on_resuming_wins_over_the_checkpoints_with_a_warning(
     assert p3.returncode == 2, p3.stderr
     assert error_lines(p3) == [
         f"dp-train: --resume {ck}: the checkpoint holds the state of optimizer sgd, not adam"]
+    # A batch taken over from the checkpoint is named as such when it does not fit.
+    p4 = run(dp_train, "--limit", "200", "--epochs", "2", "--resume", str(ck))
+    assert p4.returncode == 2, p4.stderr
+    assert error_lines(p4) == [
+        "dp-train: --batch 256 (the checkpoint's) is larger than the 200 training samples"]
 
 
 def test_eval_only_without_model_evaluates_the_checkpoints_model(dp_train, tmp_path):
@@ -543,6 +548,7 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
     (["--chunk-sizes", "100,100"], "--chunk-sizes sum to 200"),
     (["--data", "/nonexistent/dir"], "/nonexistent/dir/train-images-idx3-ubyte.gz"),
     (["--resume", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
+    (["--resume", "a.st", "--eval-only", "b.st"], "--resume and --eval-only exclude each other"),
     (["--eval-only", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
     (["--frobnicate"], "unknown option"),
     (["-qx"], "unknown option \"-q\""),  # a bundle names its letter, not the argument before
