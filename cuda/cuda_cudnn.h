@@ -1,8 +1,8 @@
 // Convolutions on cuDNN (its convolution API of cuDNN 7-9: cudnnConvolutionForward and the
-// two backward functions, called through the library cudnn_library opened), float32 only. One Cudnn per logical device, made on the
-// device's worker at the first convolution and bound to the device's compute stream, so
-// cuDNN's kernels are ordered with every other kernel of the device. Used only from that
-// worker thread.
+// two backward functions, called through the library cudnn_library opened), float32 only.
+// One Cudnn per logical device, made on the device's worker at the first convolution and
+// bound to the device's compute stream, so cuDNN's kernels are ordered with every other
+// kernel of the device. Used only from that worker thread.
 //
 // Per (direction, shape) a plan holds the descriptors and the algorithm, chosen once:
 //   - only deterministic algorithms (the same inputs give the same bits, as im2col does;

@@ -34,6 +34,14 @@ std::unique_ptr<CudnnLibrary> open_cudnn(const std::string& path, std::string* w
     *why = path + " has no " + missing + " (not a cuDNN " + std::to_string(CUDNN_MAJOR) + ")";
     return nullptr;
   }
+  // A cuDNN of another major version may have every function yet not their behaviour
+  // (cuDNN 9's detailed status codes, for one).
+  const std::string version = cudnn_version_text(*lib);
+  if (version.substr(0, version.find('.')) != std::to_string(CUDNN_MAJOR)) {
+    *why = path + " is cuDNN " + version + ", but the plugin was built for cuDNN " +
+           std::to_string(CUDNN_MAJOR);
+    return nullptr;
+  }
   return lib;
 }
 

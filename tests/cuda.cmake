@@ -23,6 +23,11 @@ if(DP_CUDNN_ENABLED)
   target_link_libraries(test_cuda PRIVATE ${CMAKE_DL_LIBS})
   get_filename_component(_cudnn_dir "${CUDNN_LIBRARY}" DIRECTORY)
   target_compile_definitions(test_cuda PRIVATE DP_CUDNN_BUILD_DIR="${_cudnn_dir}")
+  add_library(test_fake_cudnn MODULE cuda/fake_cudnn.c)
+  target_link_libraries(test_fake_cudnn PRIVATE dp_warnings)
+  add_dependencies(test_cuda test_fake_cudnn)
+  target_compile_definitions(test_cuda PRIVATE
+                             DP_FAKE_CUDNN_PATH="$<TARGET_FILE:test_fake_cudnn>")
   add_test(NAME cuda_cudnn_library_env
            COMMAND test_cuda --gtest_filter=CudnnLibrary.DpCudnnLibraryIsTheOnlyFileTried)
   set_tests_properties(cuda_cudnn_library_env PROPERTIES LABELS "cuda"

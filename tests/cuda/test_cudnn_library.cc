@@ -62,6 +62,15 @@ TEST(CudnnLibrary, ALibraryWithoutCudnnsFunctionsIsRefusedNamingTheFirstMissing)
             "libm.so.6 has no cudnnGetVersion (not a cuDNN " + std::to_string(CUDNN_MAJOR) + ")");
 }
 
+TEST(CudnnLibrary, ACudnnOfAnotherMajorVersionIsRefusedNamingBoth) {
+  if (CUDNN_MAJOR == 8) GTEST_SKIP() << "the stand-in reports cuDNN 8, as this build's headers";
+  std::string why;
+  EXPECT_EQ(open_cudnn(DP_FAKE_CUDNN_PATH, &why), nullptr);
+  EXPECT_EQ(why, std::string(DP_FAKE_CUDNN_PATH) +
+                     " is cuDNN 8.9.7, but the plugin was built for cuDNN " +
+                     std::to_string(CUDNN_MAJOR));
+}
+
 // Run by ctest a second time with DP_CUDNN_LIBRARY set to a missing file
 // (cuda_cudnn_library_env): only that file is tried, and the reason names it.
 TEST(CudnnLibrary, DpCudnnLibraryIsTheOnlyFileTried) {
