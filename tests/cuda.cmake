@@ -33,6 +33,13 @@ if(DP_CUDNN_ENABLED)
   set_tests_properties(cuda_cudnn_library_env PROPERTIES LABELS "cuda"
                        ENVIRONMENT "DP_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9"
                        FAIL_REGULAR_EXPRESSION "SKIPPED")
+  # A GPU without cuDNN to open: convolutions still agree with the CPU, on im2col, and the
+  # start-up line says why (skips without a GPU).
+  add_test(NAME cuda_without_cudnn
+           COMMAND test_cuda --gtest_filter=CudaOps.TheCnnsConvolutionsRunWhereTheStartUpLineSays)
+  set_tests_properties(cuda_without_cudnn PROPERTIES LABELS "cuda"
+                       ENVIRONMENT "DP_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9"
+                       SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 endif()
 gtest_discover_tests(test_cuda TEST_PREFIX "cuda." DISCOVERY_TIMEOUT 60
                      PROPERTIES LABELS "cuda" TIMEOUT 600)
