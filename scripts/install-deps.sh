@@ -16,6 +16,7 @@ PACKAGES=(
   python3-dev default-jdk-headless
   # tests
   libcmocka-dev libgtest-dev junit5
+  binutils               # nm and readelf in the CUDA plugin's export check
   python3 python3-numpy python3-pytest
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
   python3-torch          # the reference in parity tests and benchmarks
