@@ -4,8 +4,10 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -28,7 +30,8 @@ int spin_microseconds() {
 
 namespace {
 
-thread_local bool tl_on_worker = false;  // set on every worker's thread
+thread_local bool tl_on_worker = false;        // set on every worker's thread
+thread_local Worker* tl_own_worker = nullptr;  // the worker whose thread this is
 
 // Spins until ready() or the spin budget is spent; true if ready.
 template <class Ready>
@@ -83,9 +86,57 @@ bool Worker::on_a_worker() {
   return tl_on_worker;
 }
 
-const Worker*& Worker::inline_owner() {
-  thread_local const Worker* owner = nullptr;
+Worker*& Worker::inline_owner() {
+  thread_local Worker* owner = nullptr;
   return owner;
+}
+
+Worker* Worker::own_worker_running_its_task() {
+  return inline_owner() ? nullptr : tl_own_worker;
+}
+
+bool Worker::run_one_queued() {
+  if (queued_.load(std::memory_order_acquire) == 0) return false;
+  Task task;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (tasks_.empty()) return false;  // only the destructor's wake-up is counted
+    task = std::move(tasks_.front());
+    tasks_.pop_front();
+    queued_.fetch_sub(1, std::memory_order_release);
+  }
+  task();
+  return true;
+}
+
+void Worker::wait_helping(Latch& done) {
+  Worker* self = own_worker_running_its_task();
+  if (!self) {
+    done.wait();
+    return;
+  }
+  // Spins while work comes (as Latch::wait does), then polls at growing intervals of up
+  // to 200 us: there is no one condition variable for both the latch and the queue, and
+  // a worker waiting on another worker's thread is rare (a custom forward calling into
+  // another device while that device is busy).
+  const auto budget = std::chrono::microseconds(spin_microseconds());
+  auto idle_since = std::chrono::steady_clock::now();
+  int nap_us = 1;
+  for (int i = 0; !done.ready(); ++i) {
+    if (self->run_one_queued()) {
+      i = 0;
+      nap_us = 1;
+      idle_since = std::chrono::steady_clock::now();
+    } else if (i < 256) {
+      DP_CPU_RELAX();
+    } else if (std::chrono::steady_clock::now() - idle_since < budget) {
+      sched_yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
+      nap_us = std::min(nap_us * 2, 200);
+    }
+  }
+  done.wait();  // returns at once; waits out the counter's last touch of the latch
 }
 
 Worker::InlineScope::InlineScope(Worker& w)
@@ -151,6 +202,7 @@ void Worker::post(Task task) {
 }
 
 void Worker::loop(std::function<void()> on_stop) {
+  tl_own_worker = this;  // from here on, code on this thread runs in a task (holding exec_mu_)
   for (;;) {
     spin_until_ready([this] { return queued_.load(std::memory_order_acquire) > 0; });
     // Execution lock first (an inline caller may hold it), then the queue.
@@ -173,6 +225,7 @@ void Worker::loop(std::function<void()> on_stop) {
     }
     task();
   }
+  tl_own_worker = nullptr;
   if (on_stop) on_stop();
 }
 

@@ -36,6 +36,8 @@ struct InlineHooks {
   std::function<void()> leave;
 };
 
+class Latch;
+
 class Worker {
  public:
   using Task = std::function<void()>;
@@ -75,12 +77,26 @@ class Worker {
   auto run(F&& f) -> std::invoke_result_t<F&>;
   // As run, but never on the caller's thread unless it is this worker's own: for user
   // callbacks (a custom module's forward), documented to run on the device's worker.
+  // Called from another worker's own thread (running a task of its own worker, not work
+  // inline for a third), it runs the tasks queued on its own worker while it waits: no
+  // other thread can (it holds that worker), and the work it waits for may be waiting for
+  // them. Two workers' tasks that each run work on the other's worker then both finish,
+  // and every task still runs on the thread of the worker it was posted to.
   template <class F>
   auto run_on_thread(F&& f) -> std::invoke_result_t<F&>;
 
  private:
   void loop(std::function<void()> on_stop);
-  static const Worker*& inline_owner();  // the worker whose work this thread runs inline
+  static Worker*& inline_owner();  // the worker whose work this thread runs inline
+  // The worker whose thread this is, while it runs that worker's own task (not work inline
+  // for another worker); else nullptr.
+  static Worker* own_worker_running_its_task();
+  // Waits for done; meanwhile runs the tasks queued on own_worker_running_its_task() (see
+  // run_on_thread).
+  static void wait_helping(Latch& done);
+  // Runs the oldest queued task, if any, on this (the worker's own) thread, which holds
+  // exec_mu_.
+  bool run_one_queued();
 
   // Marks the calling thread as running this worker's work for its lifetime.
   class InlineScope {
@@ -92,7 +108,7 @@ class Worker {
 
    private:
     Worker& w_;
-    const Worker* saved_owner_;
+    Worker* saved_owner_;
     bool saved_on_worker_;
   };
 
@@ -122,6 +138,8 @@ class Latch {
   Latch& operator=(const Latch&) = delete;
   void count_down();
   void wait();
+  // True once every count_down() has been called (wait() would not block).
+  bool ready() const { return count_.load(std::memory_order_acquire) == 0; }
 
  private:
   std::atomic<int> count_;
@@ -206,7 +224,7 @@ auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
       }
       done.count_down();
     });
-    done.wait();
+    wait_helping(done);
     if (error) std::rethrow_exception(error);
   } else {
     std::optional<R> result;
@@ -219,7 +237,7 @@ auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
       }
       done.count_down();
     });
-    done.wait();
+    wait_helping(done);
     if (error) std::rethrow_exception(error);
     return std::move(*result);
   }

@@ -2,14 +2,17 @@
 // statistics by value, CPU aliasing, coalesced buckets, the GPU imbalance rule.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <future>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
@@ -531,6 +534,39 @@ TEST(DataParallelApply, ADataParallelInsideAReplicaIsRefusedNotDeadlocked) {
         << e.what();
   }
   EXPECT_EQ(host((*outer_model)({x})[0]), want);  // and nothing is stuck afterwards
+}
+
+TEST(DataParallelApply, TwoCustomForwardsOnTwoDevicesEachRunningAModuleOnTheOthersFinish) {
+  // A custom module on cpu:0 whose forward runs a Linear on cpu:1, and one on cpu:1 that
+  // runs a Linear on cpu:0, called from two threads at once: each forward's worker waits
+  // for the other's, and runs the other's request meanwhile (this used to hang).
+  auto ctx = make_ctx(2);
+  auto lin0 = std::make_shared<Linear>(ctx, 4, 3, true, cpu(0), DType::kFloat32);
+  auto lin1 = std::make_shared<Linear>(ctx, 4, 3, true, cpu(1), DType::kFloat32);
+  std::vector<float> v{1, -2, 3, 0.5f, -1, 4, 2, -3};
+  const Tensor x0 = ops::from_host(ctx, {2, 4}, DType::kFloat32, cpu(0), v.data());
+  const Tensor x1 = ops::to_device(x0, cpu(1));
+  GradModeGuard no_grad(false);
+  const auto want0 = host((*lin0)({x0})[0]), want1 = host((*lin1)({x1})[0]);
+  std::atomic<int> arrived{0};
+  auto crossing = [&](const std::shared_ptr<Linear>& other, const Tensor& input) {
+    return [&, other, input](Module&, const std::vector<Tensor>&) {
+      arrived.fetch_add(1);  // both forwards are running before either calls the other device
+      while (arrived.load() < 2) std::this_thread::yield();
+      return (*other)({input});
+    };
+  };
+  auto on0 = std::make_shared<CallbackModule>(ctx, "On0", crossing(lin1, x1), nullptr);
+  auto on1 = std::make_shared<CallbackModule>(ctx, "On1", crossing(lin0, x0), nullptr);
+  auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x0})[0]); });
+  auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
+  if (done0.wait_for(std::chrono::seconds(30)) != std::future_status::ready ||
+      done1.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    std::fprintf(stderr, "the two custom forwards still wait on each other after 30 s\n");
+    std::abort();  // a deadlock: the threads can never be joined
+  }
+  EXPECT_EQ(done0.get(), want1);
+  EXPECT_EQ(done1.get(), want0);
 }
 
 TEST(DataParallelApply, ACustomForwardOnAnotherDeviceRunsADataParallelOverItsOwnDevice) {

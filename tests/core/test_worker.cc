@@ -3,6 +3,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -152,6 +154,67 @@ TEST(Worker, NestedRunOnTheSameWorkerStaysInlineOnTheCaller) {
   const auto inner = iw.w.run([&] { return iw.w.run([] { return std::this_thread::get_id(); }); });
   EXPECT_EQ(inner, caller);
   EXPECT_EQ(iw.entered.load(), 1);  // the nested call did not enter again
+}
+
+// Runs body on a thread of its own; a body still running after 30 s is a hang, reported
+// before the process is stopped (its threads could never be joined).
+template <class F>
+void within_30_seconds(const char* what, F&& body) {
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    body();
+    done.store(true);
+  });
+  for (int i = 0; i < 3000 && !done.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!done.load()) {
+    std::fprintf(stderr, "%s: still waiting after 30 s (a deadlock)\n", what);
+    std::abort();
+  }
+  t.join();
+}
+
+TEST(Worker, TwoWorkersEachWaitingForTheOthersWorkBothFinish) {
+  // A task on a runs work on b while b's task runs work on a: each worker's thread is busy
+  // waiting, so it runs what is queued on its own worker meanwhile (the other's request).
+  Worker a("a", nullptr, nullptr), b("b", nullptr, nullptr);
+  within_30_seconds("two workers waiting on each other", [&] {
+    for (int round = 0; round < 50; ++round) {
+      std::atomic<int> arrived{0};
+      auto meet = [&] {
+        arrived.fetch_add(1);
+        while (arrived.load() < 2) std::this_thread::yield();
+      };
+      std::thread::id ran_a, ran_b;
+      int from_b = 0, from_a = 0;
+      std::thread ta([&] {
+        from_b = a.run_on_thread([&] {
+          meet();  // both tasks are running before either asks the other worker
+          return b.run_on_thread([&] {
+            ran_b = std::this_thread::get_id();
+            return 2;
+          });
+        });
+      });
+      std::thread tb([&] {
+        from_a = b.run_on_thread([&] {
+          meet();
+          return a.run_on_thread([&] {
+            ran_a = std::this_thread::get_id();
+            return 1;
+          });
+        });
+      });
+      ta.join();
+      tb.join();
+      ASSERT_EQ(from_b, 2);
+      ASSERT_EQ(from_a, 1);
+      // Each request ran on the thread of the worker it was for.
+      EXPECT_EQ(ran_a, a.run_on_thread([] { return std::this_thread::get_id(); }));
+      EXPECT_EQ(ran_b, b.run_on_thread([] { return std::this_thread::get_id(); }));
+    }
+  });
 }
 
 TEST(TaskGroup, JoinsEveryTaskAndReportsErrorsByIndex) {
