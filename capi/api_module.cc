@@ -49,6 +49,9 @@ dp::CallbackModule::Forward callback_forward(dp_forward_fn fn, void* user_data, 
       for (dp_tensor* t : in) dp_tensor_release(t);
       release(self_handle);
     };
+    // The forward's own errors only: a forward run inside this one (while it waits in a
+    // library call) puts the thread's record back as it found it, and so does this one.
+    ErrorRecordScope record;
     const uint64_t errors_before = error_count();
     dp_result r;
     try {

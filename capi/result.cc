@@ -38,6 +38,13 @@ dp_result set_error(dp_result code, const std::string& message) {
   return code;
 }
 
+ErrorRecordScope::ErrorRecordScope() : count_(errors_recorded), message_(last_error()) {}
+
+ErrorRecordScope::~ErrorRecordScope() {
+  errors_recorded = count_;
+  last_error().swap(message_);  // no allocation: the destructor cannot fail
+}
+
 dp_result translate_current_exception() {
   try {
     throw;

@@ -17,6 +17,20 @@ dp_result set_error(dp_result code, const std::string& message);
 // How many errors this thread has recorded so far: a change tells that dp_last_error()
 // is new since an earlier reading.
 uint64_t error_count();
+// Saves this thread's error record (count and message) and puts it back when it goes. A
+// custom forward runs inside one: another forward run on the same thread while it waits in
+// a library call (Worker::wait_helping) then leaves its record as it found it.
+class ErrorRecordScope {
+ public:
+  ErrorRecordScope();
+  ~ErrorRecordScope();
+  ErrorRecordScope(const ErrorRecordScope&) = delete;
+  ErrorRecordScope& operator=(const ErrorRecordScope&) = delete;
+
+ private:
+  uint64_t count_;
+  std::string message_;
+};
 // Translates the exception being handled (call only inside a catch block).
 dp_result translate_current_exception();
 

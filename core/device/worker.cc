@@ -95,17 +95,19 @@ Worker* Worker::own_worker_running_its_task() {
   return inline_owner() ? nullptr : tl_own_worker;
 }
 
-bool Worker::run_one_queued() {
+bool Worker::run_one_queued() noexcept {
   if (queued_.load(std::memory_order_acquire) == 0) return false;
   Task task;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (tasks_.empty()) return false;  // only the destructor's wake-up is counted
-    task = std::move(tasks_.front());
-    tasks_.pop_front();
+    auto it =
+        std::find_if(tasks_.begin(), tasks_.end(), [](const Queued& q) { return q.from_a_worker; });
+    if (it == tasks_.end()) return false;
+    task = std::move(it->task);
+    tasks_.erase(it);
     queued_.fetch_sub(1, std::memory_order_release);
   }
-  task();
+  task();  // a task does not throw (post); if one did, noexcept ends the process here
   return true;
 }
 
@@ -193,7 +195,7 @@ Worker::~Worker() {
 void Worker::post(Task task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(std::move(task));
+    tasks_.push_back(Queued{std::move(task), tl_on_worker});
     queued_.fetch_add(1, std::memory_order_release);
   }
   // Set under the lock by the worker before it waits, so this read cannot miss a sleep
@@ -219,7 +221,7 @@ void Worker::loop(std::function<void()> on_stop) {
         continue;  // take the locks again in order
       }
       if (tasks_.empty()) break;  // stopping, and nothing left to run
-      task = std::move(tasks_.front());
+      task = std::move(tasks_.front().task);
       tasks_.pop_front();
       queued_.fetch_sub(1, std::memory_order_release);
     }
@@ -252,7 +254,7 @@ void TaskGroup::run(size_t i, Worker& w, const std::function<void()>& f) {
 }
 
 const std::vector<std::exception_ptr>& TaskGroup::wait() {
-  latch_.wait();
+  Worker::wait_helping(latch_);
   return errors_;
 }
 

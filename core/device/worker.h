@@ -1,6 +1,8 @@
-// Worker: one persistent thread per device that runs the device's work in order.
-// Callers hand it tasks and either wait (run) or join a TaskGroup; a task that throws
-// hands its exception to whoever waits. The caller's ThreadState (grad mode) is carried
+// Worker: one persistent thread per device that runs the device's work, one task at a
+// time in the order queued, except that a worker's thread waiting for another worker runs
+// work other workers queued for it meanwhile (see run_on_thread). Callers hand it tasks
+// and either wait (run) or join a TaskGroup; a task that throws hands its exception to
+// whoever waits. The caller's ThreadState (grad mode) is carried
 // into every task, so a task sees the same mode as the thread that submitted it.
 #pragma once
 
@@ -22,6 +24,9 @@ namespace dp {
 // Per-thread flags that follow work onto workers.
 struct ThreadState {
   bool grad_enabled = true;
+  // Inside a replica of a DataParallel over several devices, or work one asked for
+  // (parallel_apply refuses to nest another such DataParallel there).
+  bool in_replica = false;
   static ThreadState& current() {
     thread_local ThreadState state;
     return state;
@@ -61,8 +66,16 @@ class Worker {
   // hand-off costs about a microsecond, and long work the caller ran itself would leave
   // that thread spinning beside it, taking a core the other workers may need.
   bool asleep() const { return sleeping_.load(std::memory_order_relaxed); }
-  // True on any worker's thread (a worker must not wait on another).
+  // True on any worker's thread, and on a thread running a worker's work inline.
   static bool on_a_worker();
+  // Waits for done. On a worker's own thread running one of its tasks, it runs meanwhile
+  // the tasks other workers' threads queued on that worker: no other thread can (this one
+  // holds the worker), and the work waited for may be waiting for them. Two workers whose
+  // tasks each wait for work on the other then both finish, every task on the thread of
+  // the worker it was queued on. Such a task runs inside the waiting one, which is
+  // suspended in a library call meanwhile (a custom forward may so run inside another).
+  // Tasks queued from other threads (yours) wait until the running task ends, as before.
+  static void wait_helping(Latch& done);
   const std::string& name() const { return name_; }
 
   // Queues a task. The task must not throw (wrap it; see TaskGroup and run).
@@ -78,10 +91,7 @@ class Worker {
   // As run, but never on the caller's thread unless it is this worker's own: for user
   // callbacks (a custom module's forward), documented to run on the device's worker.
   // Called from another worker's own thread (running a task of its own worker, not work
-  // inline for a third), it runs the tasks queued on its own worker while it waits: no
-  // other thread can (it holds that worker), and the work it waits for may be waiting for
-  // them. Two workers' tasks that each run work on the other's worker then both finish,
-  // and every task still runs on the thread of the worker it was posted to.
+  // inline for a third), it waits as wait_helping does.
   template <class F>
   auto run_on_thread(F&& f) -> std::invoke_result_t<F&>;
 
@@ -91,12 +101,9 @@ class Worker {
   // The worker whose thread this is, while it runs that worker's own task (not work inline
   // for another worker); else nullptr.
   static Worker* own_worker_running_its_task();
-  // Waits for done; meanwhile runs the tasks queued on own_worker_running_its_task() (see
-  // run_on_thread).
-  static void wait_helping(Latch& done);
-  // Runs the oldest queued task, if any, on this (the worker's own) thread, which holds
-  // exec_mu_.
-  bool run_one_queued();
+  // Runs the oldest task queued from a worker's thread, if any, on this (the worker's own)
+  // thread, which holds exec_mu_.
+  bool run_one_queued() noexcept;
 
   // Marks the calling thread as running this worker's work for its lifetime.
   class InlineScope {
@@ -119,7 +126,11 @@ class Worker {
   std::mutex exec_mu_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Task> tasks_;
+  struct Queued {
+    Task task;
+    bool from_a_worker;  // queued from a worker's thread: wait_helping may run it
+  };
+  std::deque<Queued> tasks_;
   std::atomic<size_t> queued_{0};      // tasks_.size(), readable without the lock
   std::atomic<bool> sleeping_{false};  // the thread waits on cv_: posters must notify
   bool stopping_ = false;

@@ -7,15 +7,8 @@
 
 namespace dp::parallel {
 
-namespace {
-
-// Set while this thread runs a replica of a parallel_apply over several devices.
-thread_local bool running_a_replica = false;
-
-}  // namespace
-
 void check_not_inside_a_replica(const char* what, size_t devices) {
-  DP_CHECK(devices <= 1 || !running_a_replica, kState,
+  DP_CHECK(devices <= 1 || !ThreadState::current().in_replica, kState,
            what << " over " << devices
                 << " devices cannot run inside a replica of another (a custom module's forward "
                    "under DataParallel): the replicas' workers would wait on each other");
@@ -55,9 +48,9 @@ std::vector<std::vector<Tensor>> parallel_apply(
   auto run_replica = [&](size_t i) {
     trace::Span span("replica forward", static_cast<int64_t>(i));
     struct Mark {  // restored on the way out, exception or not
-      bool before = running_a_replica;
-      explicit Mark(bool on) { running_a_replica = running_a_replica || on; }
-      ~Mark() { running_a_replica = before; }
+      bool before = ThreadState::current().in_replica;
+      explicit Mark(bool on) { ThreadState::current().in_replica = before || on; }
+      ~Mark() { ThreadState::current().in_replica = before; }
     } mark(several);
     outputs[i] = replicas[i]->forward(inputs[i]);
   };

@@ -534,9 +534,10 @@ DP_EXPORT dp_result dp_module_append(dp_module* sequential, dp_module* child);
  * (dp_set_error sets its message). Runs on the worker thread of the module's device. It
  * may run a DataParallel over several devices unless it is itself a replica under one
  * (that call fails with DP_ERR_STATE: the replicas' workers would wait on each other).
- * Work on another device's tensors waits for that device's worker; meanwhile the
- * forward's own worker runs what others queued for it, so two forwards running at once on
- * two devices, each calling into the other's, both finish (docs/threading.md).
+ * Work on another device waits for that device's worker; meanwhile this worker runs what
+ * other devices' workers queued for it, another forward included, inside this call (hold
+ * no lock across such a call that that forward may take). So two forwards running at once
+ * on two devices, each calling into the other's, both finish (docs/threading.md).
  */
 typedef dp_result (*dp_forward_fn)(void* user_data, dp_module* self,
                                    dp_tensor* const* inputs, size_t n_inputs,

@@ -14,7 +14,10 @@
  * reached either: a context always has at least one CPU device.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -2328,6 +2331,108 @@ static void two_wrappers_in_two_threads_match_running_them_one_after_the_other(v
   dp_module_release(mb);
 }
 
+/* Two custom forwards at once, on cpu:0 and cpu:1, each calling a module on the other's
+   device. cpu:1's asks cpu:0 for a module that fails with a message of its own; cpu:0's
+   worker runs it while its own forward waits on cpu:1. Then cpu:0's forward fails without
+   a message: the nested failure's message must not become its. */
+typedef struct crossing {
+  int arrived; /* both forwards are running before either calls the other's device */
+  dp_module* other;
+  dp_tensor* other_input;
+  dp_result other_result;
+  dp_result returned; /* what this forward returns */
+} crossing;
+
+static void meet(int* arrived) {
+  __atomic_add_fetch(arrived, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(arrived, __ATOMIC_SEQ_CST) < 2) sched_yield();
+}
+
+static int shared_arrived;
+
+static dp_result crossing_forward(void* user, dp_module* self, dp_tensor* const* in, size_t n_in,
+                                  dp_tensor** out, size_t max_out, size_t* n_out) {
+  (void)self;
+  (void)n_in;
+  (void)max_out;
+  crossing* c = (crossing*)user;
+  meet(&shared_arrived);
+  dp_tensor* y = NULL;
+  c->other_result = dp_module_forward1(c->other, c->other_input, &y);
+  if (y) dp_tensor_release(y);
+  if (c->returned != DP_OK) return c->returned; /* no dp_set_error: no message */
+  out[0] = dp_tensor_retain(in[0]);
+  *n_out = 1;
+  return DP_OK;
+}
+
+static dp_result failing_forward(void* user, dp_module* self, dp_tensor* const* in, size_t n_in,
+                                 dp_tensor** out, size_t max_out, size_t* n_out) {
+  (void)user, (void)self, (void)in, (void)n_in, (void)out, (void)max_out, (void)n_out;
+  return dp_set_error(DP_ERR_CALLBACK, "the nested module failed");
+}
+
+typedef struct forward_call {
+  dp_module* m;
+  dp_tensor* x;
+  dp_result r;
+  char message[512];
+} forward_call;
+
+static void* call_forward(void* arg) {
+  forward_call* f = (forward_call*)arg;
+  dp_tensor* y = NULL;
+  f->r = dp_module_forward1(f->m, f->x, &y);
+  snprintf(f->message, sizeof f->message, "%s", f->r == DP_OK ? "" : dp_last_error());
+  if (y) dp_tensor_release(y);
+  return NULL;
+}
+
+static dp_module* custom(dp_context* ctx, const char* name, dp_forward_fn fn, void* user) {
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.type_name = name;
+  desc.forward = fn;
+  desc.user_data = user;
+  dp_module* m = NULL;
+  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  return m;
+}
+
+static void a_forward_run_inside_another_leaves_the_outer_ones_error_message_alone(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  const float v[4] = {1, 2, 3, 4};
+  const int64_t shape[2] = {1, 4};
+  dp_tensor* x0 = make_f32(ctx, v, shape, 2, cpu_dev(0));
+  dp_tensor* x1 = make_f32(ctx, v, shape, 2, cpu_dev(1));
+  dp_module* lin1 = NULL;
+  ASSERT_OK(dp_module_linear(ctx, 4, 2, 1, cpu_dev(1), &lin1));
+  dp_module* fails = custom(ctx, "Fails", failing_forward, NULL);
+  crossing c0 = {0, lin1, x1, DP_OK, DP_ERR_CALLBACK};
+  crossing c1 = {0, fails, x0, DP_OK, DP_OK};
+  dp_module* on0 = custom(ctx, "On0", crossing_forward, &c0);
+  dp_module* on1 = custom(ctx, "On1", crossing_forward, &c1);
+  shared_arrived = 0;
+  forward_call f0 = {on0, x0, DP_OK, ""};
+  forward_call f1 = {on1, x1, DP_OK, ""};
+  pthread_t t0, t1;
+  assert_int_equal(pthread_create(&t0, NULL, call_forward, &f0), 0);
+  assert_int_equal(pthread_create(&t1, NULL, call_forward, &f1), 0);
+  assert_int_equal(pthread_join(t0, NULL), 0);
+  assert_int_equal(pthread_join(t1, NULL), 0);
+  assert_int_equal(c0.other_result, DP_OK);           /* On0's call of the Linear on cpu:1 */
+  assert_int_equal(c1.other_result, DP_ERR_CALLBACK); /* On1's call of Fails on cpu:0 */
+  assert_int_equal(f1.r, DP_OK);
+  assert_int_equal(f0.r, DP_ERR_CALLBACK);
+  /* Its own error, with no message after it (before, ": the nested module failed"). */
+  assert_string_equal(f0.message, "On0 forward returned callback failed");
+  dp_module_release(on0);
+  dp_module_release(on1);
+  dp_module_release(fails);
+  dp_module_release(lin1);
+  dp_tensor_release(x0);
+  dp_tensor_release(x1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       /* Section 2 */
@@ -2401,6 +2506,7 @@ int main(void) {
       cmocka_unit_test(wrapper_checkpoints_use_the_inner_modules_names),
       cmocka_unit_test(phase_times_are_recorded_accumulated_and_reset),
       cmocka_unit_test(two_wrappers_in_two_threads_match_running_them_one_after_the_other),
+      cmocka_unit_test(a_forward_run_inside_another_leaves_the_outer_ones_error_message_alone),
   };
   return cmocka_run_group_tests_name("data_parallel", tests, setup, teardown);
 }

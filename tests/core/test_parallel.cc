@@ -551,7 +551,8 @@ TEST(DataParallelApply, TwoCustomForwardsOnTwoDevicesEachRunningAModuleOnTheOthe
   std::atomic<int> arrived{0};
   auto crossing = [&](const std::shared_ptr<Linear>& other, const Tensor& input) {
     return [&, other, input](Module&, const std::vector<Tensor>&) {
-      arrived.fetch_add(1);  // both forwards are running before either calls the other device
+      GradModeGuard off(false);  // the async threads' grad mode is their own
+      arrived.fetch_add(1);      // both forwards are running before either calls the other device
       while (arrived.load() < 2) std::this_thread::yield();
       return (*other)({input});
     };
@@ -567,6 +568,64 @@ TEST(DataParallelApply, TwoCustomForwardsOnTwoDevicesEachRunningAModuleOnTheOthe
   }
   EXPECT_EQ(done0.get(), want1);
   EXPECT_EQ(done1.get(), want0);
+}
+
+TEST(DataParallelApply, TwoCustomForwardsEachRunningADataParallelOverBothDevicesFinish) {
+  // Custom modules on cpu:0 and cpu:1, called from two threads at once, each running a
+  // DataParallel (of a model of its own) over cpu:0 and cpu:1: each one's replica for the
+  // other's device waits behind the other's forward, which runs it while it waits for its
+  // own replicas.
+  auto ctx = make_ctx(2);
+  const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
+  const Tensor x1 = ops::to_device(x, cpu(1));
+  struct Side {
+    std::shared_ptr<Module> model;
+    std::shared_ptr<DataParallel> dp;
+    std::vector<float> want;
+  };
+  GradModeGuard no_grad(false);
+  std::vector<Side> sides;
+  for (int i = 0; i < 2; ++i) {
+    Side side;
+    // The MLP inside a custom module: replicas that hold user code run on their devices'
+    // workers (none on the calling one), so each forward waits in its TaskGroup.
+    side.model = std::make_shared<CallbackModule>(
+        ctx, "Wrapped",
+        [](Module& self, const std::vector<Tensor>& in) {
+          return (*self.children()[0].second)(in);
+        },
+        nullptr);
+    side.model->register_module("mlp", mlp(ctx));
+    side.dp = std::make_shared<DataParallel>(side.model, std::vector<Device>{cpu(0), cpu(1)},
+                                             std::nullopt, 0, DataParallelOptions{});
+    side.want = host((*side.model)({x})[0]);
+    sides.push_back(side);
+  }
+  std::atomic<int> arrived{0};
+  auto forward_with = [&](const std::shared_ptr<DataParallel>& dp) {
+    return [&, dp](Module&, const std::vector<Tensor>&) {
+      GradModeGuard off(false);  // the async threads' grad mode is their own
+      arrived.fetch_add(1);      // both forwards are running before either starts its DataParallel
+      while (arrived.load() < 2) std::this_thread::yield();
+      return dp->forward({x});
+    };
+  };
+  auto on0 = std::make_shared<CallbackModule>(ctx, "On0", forward_with(sides[0].dp), nullptr);
+  auto on1 = std::make_shared<CallbackModule>(ctx, "On1", forward_with(sides[1].dp), nullptr);
+  auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x})[0]); });
+  auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
+  if (done0.wait_for(std::chrono::seconds(30)) != std::future_status::ready ||
+      done1.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    std::fprintf(stderr, "the two DataParallels still wait on each other after 30 s\n");
+    std::abort();
+  }
+  const std::vector<float> got[2] = {done0.get(), done1.get()};
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_EQ(got[s].size(), sides[s].want.size());
+    for (size_t i = 0; i < got[s].size(); ++i) {
+      EXPECT_NEAR(got[s][i], sides[s].want[i], 1e-5f * (1 + std::fabs(sides[s].want[i])));
+    }
+  }
 }
 
 TEST(DataParallelApply, ACustomForwardOnAnotherDeviceRunsADataParallelOverItsOwnDevice) {

@@ -217,6 +217,28 @@ TEST(Worker, TwoWorkersEachWaitingForTheOthersWorkBothFinish) {
   });
 }
 
+TEST(Worker, WhileItsTaskWaitsAWorkerRunsNoTaskQueuedFromAnotherThread) {
+  // Only work other workers queued can be part of a wait cycle; a task from a plain thread
+  // still waits for the running task to end.
+  Worker a("a", nullptr, nullptr), b("b", nullptr, nullptr);
+  within_30_seconds("a task from a plain thread", [&] {
+    std::atomic<bool> waiting{false}, outer_done{false}, plain_ran_early{false};
+    std::thread outer([&] {
+      a.run_on_thread([&] {
+        b.run_on_thread([&] {
+          waiting.store(true);  // a's task now waits for this one
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        });
+        outer_done.store(true);
+      });
+    });
+    while (!waiting.load()) std::this_thread::yield();
+    a.run_on_thread([&] { plain_ran_early.store(!outer_done.load()); });
+    outer.join();
+    EXPECT_FALSE(plain_ran_early.load());
+  });
+}
+
 TEST(TaskGroup, JoinsEveryTaskAndReportsErrorsByIndex) {
   Worker a("a", nullptr, nullptr), b("b", nullptr, nullptr), c("c", nullptr, nullptr);
   std::atomic<int> finished{0};
