@@ -38,11 +38,15 @@ dp_result set_error(dp_result code, const std::string& message) {
   return code;
 }
 
-ErrorRecordScope::ErrorRecordScope() : count_(errors_recorded), message_(last_error()) {}
+// The message is moved aside, not copied, and moved back: a pointer dp_last_error() gave
+// before the scope stays valid (and nothing here allocates or throws).
+ErrorRecordScope::ErrorRecordScope() noexcept : count_(errors_recorded) {
+  message_.swap(last_error());
+}
 
 ErrorRecordScope::~ErrorRecordScope() {
   errors_recorded = count_;
-  last_error().swap(message_);  // no allocation: the destructor cannot fail
+  last_error().swap(message_);
 }
 
 dp_result translate_current_exception() {

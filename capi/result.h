@@ -17,12 +17,13 @@ dp_result set_error(dp_result code, const std::string& message);
 // How many errors this thread has recorded so far: a change tells that dp_last_error()
 // is new since an earlier reading.
 uint64_t error_count();
-// Saves this thread's error record (count and message) and puts it back when it goes. A
-// custom forward runs inside one: another forward run on the same thread while it waits in
-// a library call (Worker::wait_helping) then leaves its record as it found it.
+// Sets this thread's error record (count and message) aside and puts it back when it goes.
+// A custom forward runs inside one: another forward run on the same thread while it waits
+// in a library call (Worker::wait_helping, or a forward of a module on its own device)
+// then leaves the record, and the message's storage, as it found them.
 class ErrorRecordScope {
  public:
-  ErrorRecordScope();
+  ErrorRecordScope() noexcept;
   ~ErrorRecordScope();
   ErrorRecordScope(const ErrorRecordScope&) = delete;
   ErrorRecordScope& operator=(const ErrorRecordScope&) = delete;

@@ -107,6 +107,9 @@ bool Worker::run_one_queued() noexcept {
     tasks_.erase(it);
     queued_.fetch_sub(1, std::memory_order_release);
   }
+  // As at the top of the loop: the waiting task's flags are not the queued one's (tasks
+  // from run_on_thread and TaskGroup set their submitter's own).
+  ThreadStateScope fresh{ThreadState{}};
   task();  // a task does not throw (post); if one did, noexcept ends the process here
   return true;
 }

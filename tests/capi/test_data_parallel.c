@@ -2433,6 +2433,61 @@ static void a_forward_run_inside_another_leaves_the_outer_ones_error_message_alo
   dp_tensor_release(x1);
 }
 
+/* A forward that reads dp_last_error(), then makes a call that succeeds but runs another
+   forward on its thread (a module on its own device), which fails a call of its own: the
+   text read before stays valid and unchanged (dataparallel.h: until the next failing call
+   on this thread). Under AddressSanitizer a freed message would be reported. */
+typedef struct reading {
+  dp_module* inner;
+  int ok;
+} reading;
+
+static dp_result inner_failing_a_call(void* user, dp_module* self, dp_tensor* const* in,
+                                      size_t n_in, dp_tensor** out, size_t max_out, size_t* n_out) {
+  (void)user, (void)self, (void)n_in, (void)max_out;
+  /* Records a message of its own on this thread, as a failing call would. */
+  dp_set_error(DP_ERR_INVALID_ARGUMENT, "the inner forward's message, which replaces it");
+  out[0] = dp_tensor_retain(in[0]);
+  *n_out = 1;
+  return DP_OK;
+}
+
+static dp_result outer_reading_its_error(void* user, dp_module* self, dp_tensor* const* in,
+                                         size_t n_in, dp_tensor** out, size_t max_out,
+                                         size_t* n_out) {
+  (void)self, (void)n_in, (void)max_out;
+  reading* r = (reading*)user;
+  dp_tensor* y = NULL;
+  /* A message too long for std::string's inline buffer: its text lives on the heap. */
+  dp_set_error(DP_ERR_INVALID_ARGUMENT,
+               "the outer forward's own message, long enough for the heap");
+  const char* message = dp_last_error();
+  char copy[512];
+  snprintf(copy, sizeof copy, "%s", message);
+  if (dp_module_forward1(r->inner, in[0], &y) != DP_OK) return DP_ERR_INTERNAL;
+  dp_tensor_release(y);
+  r->ok = strcmp(message, copy) == 0;
+  out[0] = dp_tensor_retain(in[0]);
+  *n_out = 1;
+  return DP_OK;
+}
+
+static void a_forward_run_inside_another_keeps_the_outer_ones_last_error_text_valid(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  const float v[4] = {1, 2, 3, 4};
+  const int64_t shape[2] = {1, 4};
+  dp_tensor* x = make_f32(ctx, v, shape, 2, cpu_dev(0));
+  reading r = {custom(ctx, "Inner", inner_failing_a_call, NULL), 0};
+  dp_module* outer = custom(ctx, "Outer", outer_reading_its_error, &r);
+  dp_tensor* y = NULL;
+  ASSERT_OK(dp_module_forward1(outer, x, &y));
+  assert_true(r.ok);
+  dp_tensor_release(y);
+  dp_module_release(outer);
+  dp_module_release(r.inner);
+  dp_tensor_release(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       /* Section 2 */
@@ -2507,6 +2562,7 @@ int main(void) {
       cmocka_unit_test(phase_times_are_recorded_accumulated_and_reset),
       cmocka_unit_test(two_wrappers_in_two_threads_match_running_them_one_after_the_other),
       cmocka_unit_test(a_forward_run_inside_another_leaves_the_outer_ones_error_message_alone),
+      cmocka_unit_test(a_forward_run_inside_another_keeps_the_outer_ones_last_error_text_valid),
   };
   return cmocka_run_group_tests_name("data_parallel", tests, setup, teardown);
 }
