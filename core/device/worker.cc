@@ -120,25 +120,16 @@ void Worker::wait_helping(Latch& done) {
     done.wait();
     return;
   }
-  // Spins while work comes (as Latch::wait does), then polls at growing intervals of up
-  // to 200 us: there is no one condition variable for both the latch and the queue, and
-  // a worker waiting on another worker's thread is rare (a custom forward calling into
-  // another device while that device is busy).
-  const auto budget = std::chrono::microseconds(spin_microseconds());
-  auto idle_since = std::chrono::steady_clock::now();
-  int nap_us = 1;
-  for (int i = 0; !done.ready(); ++i) {
-    if (self->run_one_queued()) {
-      i = 0;
-      nap_us = 1;
-      idle_since = std::chrono::steady_clock::now();
-    } else if (i < 256) {
-      DP_CPU_RELAX();
-    } else if (std::chrono::steady_clock::now() - idle_since < budget) {
-      sched_yield();
-    } else {
+  // Progress is the latch opening or a task run (the predicate runs it). Spins as
+  // Latch::wait does while there is progress; once a spin passes with none, polls at
+  // growing intervals of up to 200 us: there is no one condition variable for both the
+  // latch and the queue, and a worker waiting on another worker's thread is rare (a custom
+  // forward calling into another device while that device is busy).
+  auto progress = [&] { return done.ready() || self->run_one_queued(); };
+  while (!done.ready()) {
+    if (spin_until_ready(progress)) continue;
+    for (int nap_us = 1; !progress(); nap_us = std::min(nap_us * 2, 200)) {
       std::this_thread::sleep_for(std::chrono::microseconds(nap_us));
-      nap_us = std::min(nap_us * 2, 200);
     }
   }
   done.wait();  // returns at once; waits out the counter's last touch of the latch

@@ -2,8 +2,8 @@
 // time in the order queued, except that a worker's thread waiting for another worker runs
 // work other workers queued for it meanwhile (see run_on_thread). Callers hand it tasks
 // and either wait (run) or join a TaskGroup; a task that throws hands its exception to
-// whoever waits. The caller's ThreadState (grad mode) is carried
-// into every task, so a task sees the same mode as the thread that submitted it.
+// whoever waits. The caller's ThreadState (grad mode) is carried into every task, so a
+// task sees the same mode as the thread that submitted it.
 #pragma once
 
 #include <atomic>
