@@ -1,5 +1,5 @@
-# Finds cuDNN 8 or later (header cudnn.h, library libcudnn) and defines the imported
-# target CUDNN::cudnn. Looks beside the CUDA toolkit first, then under $CUDNN_ROOT, then in
+# Finds cuDNN 8 or later (header cudnn.h, library libcudnn): sets CUDNN_FOUND,
+# CUDNN_INCLUDE_DIR, CUDNN_LIBRARY and CUDNN_VERSION. Looks beside the CUDA toolkit first, then under $CUDNN_ROOT, then in
 # the system paths. NVIDIA's pip wheel ships only libcudnn.so.9 (no unversioned link), so
 # that name is tried too.
 find_path(CUDNN_INCLUDE_DIR cudnn.h
@@ -26,11 +26,5 @@ find_package_handle_standard_args(CUDNN REQUIRED_VARS CUDNN_LIBRARY CUDNN_INCLUD
 if(CUDNN_FOUND AND CUDNN_VERSION VERSION_LESS 8)
   message(STATUS "cuDNN ${CUDNN_VERSION} is older than 8: not used")
   set(CUDNN_FOUND FALSE)
-endif()
-if(CUDNN_FOUND AND NOT TARGET CUDNN::cudnn)
-  add_library(CUDNN::cudnn UNKNOWN IMPORTED)
-  set_target_properties(CUDNN::cudnn PROPERTIES
-    IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
 endif()
 mark_as_advanced(CUDNN_INCLUDE_DIR CUDNN_LIBRARY)
