@@ -7,13 +7,20 @@
 
 namespace dp::cuda_plugin {
 
+namespace {
+// cudnnGetVersion() is major * 10000 + minor * 100 + patch since cuDNN 9, major * 1000 +
+// minor * 100 + patch before.
+size_t major_of(size_t version) {
+  return version >= 90000 ? version / 10000 : version / 1000;
+}
+}  // namespace
+
 CudnnLibrary::~CudnnLibrary() {
   if (handle) dlclose(handle);
 }
 
 std::unique_ptr<CudnnLibrary> open_cudnn(const std::string& path, std::string* why) {
   auto lib = std::make_unique<CudnnLibrary>();
-  lib->path = path;
   // RTLD_LOCAL: cuDNN's symbols stay out of the process's global scope, where they could
   // meet another copy of cuDNN (PyTorch's, in a Python process).
   lib->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -36,10 +43,9 @@ std::unique_ptr<CudnnLibrary> open_cudnn(const std::string& path, std::string* w
   }
   // A cuDNN of another major version may have every function yet not their behaviour
   // (cuDNN 9's detailed status codes, for one).
-  const std::string version = cudnn_version_text(*lib);
-  if (version.substr(0, version.find('.')) != std::to_string(CUDNN_MAJOR)) {
-    *why = path + " is cuDNN " + version + ", but the plugin was built for cuDNN " +
-           std::to_string(CUDNN_MAJOR);
+  if (major_of(lib->cudnnGetVersion()) != CUDNN_MAJOR) {
+    *why = path + " is cuDNN " + cudnn_version_text(*lib) +
+           ", but the plugin was built for cuDNN " + std::to_string(CUDNN_MAJOR);
     return nullptr;
   }
   return lib;
@@ -78,10 +84,9 @@ const CudnnLibrary* cudnn_library(std::string* why) {
 }
 
 std::string cudnn_version_text(const CudnnLibrary& lib) {
-  const size_t v = lib.cudnnGetVersion();  // major * 10000 + minor * 100 + patch since cuDNN 9
-  const size_t major = v >= 90000 ? v / 10000 : v / 1000;
+  const size_t v = lib.cudnnGetVersion();
   const size_t minor = v >= 90000 ? v / 100 % 100 : v / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+  return std::to_string(major_of(v)) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
 }
 
 }  // namespace dp::cuda_plugin

@@ -54,7 +54,6 @@ struct CudnnLibrary {
 #define DP_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
   DP_CUDNN_FUNCTIONS(DP_CUDNN_POINTER)
 #undef DP_CUDNN_POINTER
-  std::string path;        // as given to dlopen
   void* handle = nullptr;  // dlopen's; dlclose'd by the destructor
 
   CudnnLibrary() = default;
