@@ -331,17 +331,6 @@ static void on_log(void* user, dp_log_level level, const char* message) {
   fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
 }
 
-/* A one-line error, exit 2, when the checkpoint at path records another model than the
-   one asked for: loading it would fail on the first mismatched shape, a message that does
-   not say what is wrong. A file without the entry is left to the loader to judge. */
-static void check_checkpoint_model(const char* option, const char* path, const char* model) {
-  char meta[64];
-  if (dp_checkpoint_metadata(path, "model", meta, sizeof meta, NULL) == DP_OK &&
-      strcmp(meta, model) != 0) {
-    bad_input("%s %s: the checkpoint is of model %s, not %s", option, path, meta, model);
-  }
-}
-
 /* Metadata `key` of the checkpoint at path into buf; 0 when it has none (a checkpoint
    of an earlier dp-train, or a file the loader rejects later with its own message). */
 static int checkpoint_setting(const char* path, const char* key, char* buf, size_t size) {
@@ -358,26 +347,34 @@ static void format_double(double v, char* buf, size_t size) {
   }
 }
 
-/* The setting `name` (an option, "--lr") recorded as `recorded`: a run that did not give
-   the option takes it over (returns 1); one that gave another value keeps its own, with a
-   warning, since it no longer continues the checkpoint's run exactly. */
-static int adopt_double(const options* o, unsigned given, const char* name, const char* recorded,
-                        double* value) {
-  char* end = NULL;
-  const double v = strtod(recorded, &end);
-  if (!*recorded || *end || !(v >= 0) || !isfinite(v)) return 0; /* as parse_double takes */
-  if (!(o->given & given)) {
-    *value = v;
-    return 1;
-  } else if (v != *value && !o->quiet) {
-    char mine[32];
-    format_double(*value, mine, sizeof mine);
+/* Whether a run takes over the setting `name` (an option, "--lr") the checkpoint records
+   as `recorded`: yes when the command line did not give the option. A run that gave
+   another value (`differs`; `mine` is it as text) keeps its own, with a warning, since it
+   no longer continues the checkpoint's run exactly. */
+static int takes_over(const options* o, unsigned given, const char* name, const char* recorded,
+                      int differs, const char* mine) {
+  if (!(o->given & given)) return 1;
+  if (differs && !o->quiet) {
     fprintf(stderr,
             "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
             "with %s %s\n",
             name, recorded, name, mine);
   }
   return 0;
+}
+
+/* A recorded number option (as parse_double takes: finite, >= 0) into *value unless
+   given; returns whether it was taken over. */
+static int adopt_double(const options* o, unsigned given, const char* name, const char* recorded,
+                        double* value) {
+  char* end = NULL;
+  const double v = strtod(recorded, &end);
+  if (!*recorded || *end || !(v >= 0) || !isfinite(v)) return 0;
+  char mine[32];
+  format_double(*value, mine, sizeof mine);
+  if (!takes_over(o, given, name, recorded, v != *value, mine)) return 0;
+  *value = v;
+  return 1;
 }
 
 /* As adopt_double, for an integer option whose values lie in lo..hi. */
@@ -387,16 +384,11 @@ static int adopt_int(const options* o, unsigned given, const char* name, const c
   errno = 0;
   const long long v = strtoll(recorded, &end, 10);
   if (errno || !*recorded || *end || v < lo || v > hi) return 0;
-  if (!(o->given & given)) {
-    *value = v;
-    return 1;
-  } else if (v != *value && !o->quiet) {
-    fprintf(stderr,
-            "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
-            "with %s %lld\n",
-            name, recorded, name, (long long)*value);
-  }
-  return 0;
+  char mine[32];
+  snprintf(mine, sizeof mine, "%lld", (long long)*value);
+  if (!takes_over(o, given, name, recorded, v != *value, mine)) return 0;
+  *value = v;
+  return 1;
 }
 
 /* A run that resumes a checkpoint continues the run that wrote it: the model, optimizer,
@@ -410,14 +402,20 @@ static void adopt_checkpoint_settings(options* o) {
   const char* option = o->resume ? "--resume" : "--eval-only";
   if (!path) return;
   char v[64];
-  if (checkpoint_setting(path, "model", v, sizeof v) && !(o->given & GIVEN_MODEL)) {
-    if (strcmp(v, "mlp") != 0 && strcmp(v, "cnn") != 0) {
+  /* A model given that the checkpoint contradicts would fail on the first mismatched
+     shape, a message that does not say what is wrong: this one does. */
+  if (checkpoint_setting(path, "model", v, sizeof v)) {
+    if (o->given & GIVEN_MODEL) {
+      if (strcmp(v, o->model) != 0) {
+        bad_input("%s %s: the checkpoint is of model %s, not %s", option, path, v, o->model);
+      }
+    } else if (strcmp(v, "mlp") == 0 || strcmp(v, "cnn") == 0) {
+      o->model = strcmp(v, "mlp") == 0 ? "mlp" : "cnn";
+    } else {
       bad_input("%s %s: the checkpoint is of model %s, which dp-train does not build", option, path,
                 v);
     }
-    o->model = strcmp(v, "mlp") == 0 ? "mlp" : "cnn";
   }
-  check_checkpoint_model(option, path, o->model);
   if (!o->resume) return;
   if (checkpoint_setting(path, "optimizer", v, sizeof v)) {
     if (o->given & GIVEN_OPTIMIZER) {
