@@ -183,15 +183,21 @@ static dp_result recording_forward(void* user_data, dp_module* self, dp_tensor* 
   return DP_OK;
 }
 
+/* A custom module named `name` (NULL: "Custom") whose forward is fn(user, ...). */
+static dp_module* custom(dp_context* ctx, const char* name, dp_forward_fn fn, void* user) {
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.type_name = name;
+  desc.forward = fn;
+  desc.user_data = user;
+  dp_module* m = NULL;
+  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  return m;
+}
+
 /* A recording module; with `w` (n values) a parameter "w" of shape [n] on `dev`. */
 static dp_module* recording_module(dp_context* ctx, recorder* rec, const float* w, int64_t n,
                                    dp_device dev) {
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.type_name = "Recording";
-  desc.forward = recording_forward;
-  desc.user_data = rec;
-  dp_module* m = NULL;
-  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  dp_module* m = custom(ctx, "Recording", recording_forward, rec);
   if (w) {
     dp_tensor* t = make_f32(ctx, w, &n, 1, dev);
     ASSERT_OK(dp_module_register_parameter(m, "w", t));
@@ -1292,11 +1298,7 @@ static void tied_weights_stay_tied_in_every_replica(void** state) {
   dp_context* ctx = (dp_context*)*state;
   recorder rec;
   recorder_init(&rec, FWD_TIED);
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.forward = recording_forward;
-  desc.user_data = &rec;
-  dp_module* m = NULL;
-  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
+  dp_module* m = custom(ctx, NULL, recording_forward, &rec);
   const int64_t two = 2;
   dp_tensor* t = make_f32(ctx, kW2, &two, 1, cpu_dev(0));
   ASSERT_OK(dp_module_register_parameter(m, "a", t));
@@ -2386,16 +2388,6 @@ static void* call_forward(void* arg) {
   snprintf(f->message, sizeof f->message, "%s", f->r == DP_OK ? "" : dp_last_error());
   if (y) dp_tensor_release(y);
   return NULL;
-}
-
-static dp_module* custom(dp_context* ctx, const char* name, dp_forward_fn fn, void* user) {
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.type_name = name;
-  desc.forward = fn;
-  desc.user_data = user;
-  dp_module* m = NULL;
-  ASSERT_OK(dp_module_custom(ctx, &desc, &m));
-  return m;
 }
 
 static void a_forward_run_inside_another_leaves_the_outer_ones_error_message_alone(void** state) {
