@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <future>
@@ -18,6 +17,7 @@
 #include "autograd/grad_mode.h"
 #include "device/context.h"
 #include "error.h"
+#include "finishes_within.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 #include "optim/optimizer.h"
@@ -34,6 +34,7 @@ namespace {
 using testing_util::Batch;
 using testing_util::cnn;
 using testing_util::copy_weights;
+using testing_util::finishes_within;
 using testing_util::make_batches;
 using testing_util::mlp;
 
@@ -559,15 +560,15 @@ TEST(DataParallelApply, TwoCustomForwardsOnTwoDevicesEachRunningAModuleOnTheOthe
   };
   auto on0 = std::make_shared<CallbackModule>(ctx, "On0", crossing(lin1, x1), nullptr);
   auto on1 = std::make_shared<CallbackModule>(ctx, "On1", crossing(lin0, x0), nullptr);
-  auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x0})[0]); });
-  auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
-  if (done0.wait_for(std::chrono::seconds(30)) != std::future_status::ready ||
-      done1.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    std::fprintf(stderr, "the two custom forwards still wait on each other after 30 s\n");
-    std::abort();  // a deadlock: the threads can never be joined
-  }
-  EXPECT_EQ(done0.get(), want1);
-  EXPECT_EQ(done1.get(), want0);
+  std::vector<float> got0, got1;
+  finishes_within(30, "two custom forwards calling into each other's device", [&] {
+    auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x0})[0]); });
+    auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
+    got0 = done0.get();
+    got1 = done1.get();
+  });
+  EXPECT_EQ(got0, want1);
+  EXPECT_EQ(got1, want0);
 }
 
 TEST(DataParallelApply, TwoCustomForwardsEachRunningADataParallelOverBothDevicesFinish) {
@@ -612,14 +613,13 @@ TEST(DataParallelApply, TwoCustomForwardsEachRunningADataParallelOverBothDevices
   };
   auto on0 = std::make_shared<CallbackModule>(ctx, "On0", forward_with(sides[0].dp), nullptr);
   auto on1 = std::make_shared<CallbackModule>(ctx, "On1", forward_with(sides[1].dp), nullptr);
-  auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x})[0]); });
-  auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
-  if (done0.wait_for(std::chrono::seconds(30)) != std::future_status::ready ||
-      done1.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    std::fprintf(stderr, "the two DataParallels still wait on each other after 30 s\n");
-    std::abort();
-  }
-  const std::vector<float> got[2] = {done0.get(), done1.get()};
+  std::vector<float> got[2];
+  finishes_within(30, "two custom forwards each running a DataParallel", [&] {
+    auto done0 = std::async(std::launch::async, [&] { return host((*on0)({x})[0]); });
+    auto done1 = std::async(std::launch::async, [&] { return host((*on1)({x1})[0]); });
+    got[0] = done0.get();
+    got[1] = done1.get();
+  });
   for (int s = 0; s < 2; ++s) {
     ASSERT_EQ(got[s].size(), sides[s].want.size());
     for (size_t i = 0; i < got[s].size(); ++i) {
@@ -637,13 +637,10 @@ TEST(DataParallelApply, ACustomForwardOnAnotherDeviceRunsADataParallelOverItsOwn
   const Tensor x = make_batches(ctx, false, 1, 8)[0].x;
   GradModeGuard no_grad(false);
   const auto want = host((*inner_model)({x})[0]);
-  auto done = std::async(std::launch::async,
-                         [&] { return host((*outer)({ops::to_device(x, cpu(1))})[0]); });
-  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
-    ADD_FAILURE() << "the forward did not finish in 60 s";
-    std::_Exit(1);  // a hung worker cannot be joined
-  }
-  EXPECT_EQ(done.get(), want);
+  std::vector<float> got;
+  finishes_within(60, "the custom forward running a DataParallel",
+                  [&] { got = host((*outer)({ops::to_device(x, cpu(1))})[0]); });
+  EXPECT_EQ(got, want);
 }
 
 TEST(DataParallelComm, BroadcastPacksTensorsIntoBucketsOfTheGivenSize) {

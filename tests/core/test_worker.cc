@@ -3,16 +3,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "device/worker.h"
 #include "error.h"
+#include "finishes_within.h"
 
 namespace dp {
 namespace {
+
+using testing_util::finishes_within;
 
 TEST(Worker, RunReturnsTheResultFromTheWorkerThread) {
   Worker w("test", nullptr, nullptr);
@@ -156,30 +157,11 @@ TEST(Worker, NestedRunOnTheSameWorkerStaysInlineOnTheCaller) {
   EXPECT_EQ(iw.entered.load(), 1);  // the nested call did not enter again
 }
 
-// Runs body on a thread of its own; a body still running after 30 s is a hang, reported
-// before the process is stopped (its threads could never be joined).
-template <class F>
-void within_30_seconds(const char* what, F&& body) {
-  std::atomic<bool> done{false};
-  std::thread t([&] {
-    body();
-    done.store(true);
-  });
-  for (int i = 0; i < 3000 && !done.load(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  if (!done.load()) {
-    std::fprintf(stderr, "%s: still waiting after 30 s (a deadlock)\n", what);
-    std::abort();
-  }
-  t.join();
-}
-
 TEST(Worker, TwoWorkersEachWaitingForTheOthersWorkBothFinish) {
   // A task on a runs work on b while b's task runs work on a: each worker's thread is busy
   // waiting, so it runs what is queued on its own worker meanwhile (the other's request).
   Worker a("a", nullptr, nullptr), b("b", nullptr, nullptr);
-  within_30_seconds("two workers waiting on each other", [&] {
+  finishes_within(30, "two workers waiting on each other", [&] {
     for (int round = 0; round < 50; ++round) {
       std::atomic<int> arrived{0};
       auto meet = [&] {
@@ -221,7 +203,7 @@ TEST(Worker, WhileItsTaskWaitsAWorkerRunsNoTaskQueuedFromAnotherThread) {
   // Only work other workers queued can be part of a wait cycle; a task from a plain thread
   // still waits for the running task to end.
   Worker a("a", nullptr, nullptr), b("b", nullptr, nullptr);
-  within_30_seconds("a task from a plain thread", [&] {
+  finishes_within(30, "a task from a plain thread", [&] {
     std::atomic<bool> waiting{false}, outer_done{false}, plain_ran_early{false};
     std::thread outer([&] {
       a.run_on_thread([&] {
