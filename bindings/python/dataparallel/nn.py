@@ -8,6 +8,7 @@ registered parameter or buffer) and `self.child(x)` (a registered child module) 
 to the replica being run, which is why parameters are read through attributes rather than
 kept in Python variables.
 """
+import collections
 import itertools
 import os
 import threading
@@ -28,14 +29,36 @@ __all__ = ["Module", "Linear", "Conv2d", "ReLU", "GELU", "Tanh", "Sigmoid", "Dro
 # replica the library passed in) and its dotted prefix there.
 _local = threading.local()
 
-# The last exception a Python forward raised (on any thread), chained as the cause of the
-# library error the caller then sees.
-_last_forward_failure = [None]
+# The exceptions Python forwards raised, each beside the message the library was given for
+# it, oldest first. A forward runs on a worker thread and its failure reaches the caller
+# as a library error whose message contains that text, so the caller finds its own
+# exception by message: concurrent failures on other threads, and a second replica's
+# failure that the library does not report (it names the lowest failing replica), cannot
+# lend it theirs. Failures never reported age out; the bound keeps the few tracebacks they
+# hold from accumulating.
+_forward_failures = collections.deque(maxlen=16)
+_forward_failures_lock = threading.Lock()
+
+
+def _record_forward_failure(message, exc):
+    with _forward_failures_lock:
+        _forward_failures.append((message, exc))
 
 
 def _raise_from_forward(error):
-    """Re-raises a library error from a forward, chained to the Python exception behind it."""
-    cause, _last_forward_failure[0] = _last_forward_failure[0], None
+    """Re-raises a library error from a forward, chained to the Python exception behind it:
+    the one whose message the error's message contains (the longest such message, and of
+    equal ones the newest)."""
+    text = str(error)
+    cause = None
+    with _forward_failures_lock:
+        best, best_len = -1, 0
+        for i, (message, _) in enumerate(_forward_failures):
+            if message and message in text and len(message) >= best_len:
+                best, best_len = i, len(message)
+        if best >= 0:
+            cause = _forward_failures[best][1]
+            del _forward_failures[best]
     if cause is not None and cause is not error:
         raise error from cause
     raise error
@@ -65,11 +88,12 @@ class _ForwardTrampoline:
                 return [out._h]
             return [t._h for t in out]
         except Error as e:
-            _last_forward_failure[0] = e
+            _record_forward_failure(str(e), e)
             return (e.code, str(e))
         except BaseException as e:  # noqa: B902 - every failure must go back as a code
-            _last_forward_failure[0] = e
-            return (12, f"{type(e).__name__}: {e}")
+            message = f"{type(e).__name__}: {e}"
+            _record_forward_failure(message, e)
+            return (12, message)
         finally:
             _local.scope = previous
 

@@ -142,3 +142,58 @@ def test_star_import_leaves_the_builtins_alone():
     exec("from dataparallel import *", namespace)
     assert "Tensor" in namespace and "DataParallel" in namespace and "Error" in namespace
     assert "sum" not in namespace and "IOError" not in namespace
+
+
+def test_failing_replicas_each_chain_their_own_exception(ctx):
+    # Both replicas raise; the library reports replica 0 (the lowest index), so the
+    # Python exception behind the error must be replica 0's, not whichever ran last.
+    class FailsEverywhere(dp.Module):
+        def forward(self, x):
+            raise KeyError(f"nothing on {x.device}")
+
+    net = dp.DataParallel(FailsEverywhere(ctx), ["cpu:0", "cpu:1"])
+    for _ in range(20):
+        with pytest.raises(dp.CallbackError, match="replica 0") as info:
+            net(ctx.zeros([4, 2]))
+        assert isinstance(info.value.__cause__, KeyError)
+        assert info.value.__cause__.args == ("nothing on cpu:0",)
+    # Replica 1's failure, never raised, is not chained to a later, unrelated error.
+    class Other(dp.Module):
+        def forward(self, x):
+            raise RuntimeError("other")
+
+    with pytest.raises(dp.CallbackError, match="RuntimeError: other") as info:
+        Other(ctx)(ctx.zeros([2]))
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_failures_on_two_threads_at_once_keep_their_own_causes(ctx):
+    import threading
+
+    class Named(dp.Module):
+        def __init__(self, ctx, name):
+            super().__init__(ctx)
+            self.name = name
+
+        def forward(self, x):
+            raise KeyError(self.name)
+
+    modules = [Named(ctx, f"module {i}") for i in range(2)]
+    wrong = []
+    start = threading.Barrier(2)
+
+    def run(i):
+        start.wait()
+        for _ in range(200):
+            try:
+                modules[i](ctx.zeros([2], device=f"cpu:{i}"))
+            except dp.CallbackError as e:
+                if not isinstance(e.__cause__, KeyError) or e.__cause__.args != (f"module {i}",):
+                    wrong.append((i, repr(e.__cause__)))
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
