@@ -154,20 +154,24 @@ dp_result dp_device_name_string(const dp_context* ctx, dp_device device, char** 
   return DP_OK;
 }
 
-/* dp_checkpoint_metadata's full value in *out (malloc'd; the binding frees it). */
+/* dp_checkpoint_metadata's full value in *out (malloc'd; the binding frees it). The value
+   and its size come from one read of the file, repeated with a larger buffer until the
+   value fits: a file replaced between two reads cannot cut a value to another's size. */
 dp_result dp_checkpoint_metadata_string(const char* path, const char* key, char** out) {
-  size_t needed = 0;
-  dp_result r = dp_checkpoint_metadata(path, key, NULL, 0, &needed);
-  if (r != DP_OK) return r;
-  char* buf = (char*)malloc(needed);
-  if (!buf) return DP_ERR_OUT_OF_MEMORY;
-  r = dp_checkpoint_metadata(path, key, buf, needed, NULL);
-  if (r != DP_OK) {
+  size_t size = 64;
+  for (;;) {
+    char* buf = (char*)malloc(size);
+    if (!buf) return DP_ERR_OUT_OF_MEMORY;
+    size_t needed = 0;
+    dp_result r = dp_checkpoint_metadata(path, key, buf, size, &needed);
+    if (r == DP_OK && needed <= size) {
+      *out = buf;
+      return DP_OK;
+    }
     free(buf);
-    return r;
+    if (r != DP_OK) return r;
+    size = needed;
   }
-  *out = buf;
-  return DP_OK;
 }
 %}
 

@@ -371,10 +371,12 @@ dp_result dp_checkpoint_metadata(const char* path, const char* key, char* buf, s
     const std::string p = str_arg(path, "path"), k = str_arg(key, "key");
     DP_CHECK(buf != nullptr || buf_size == 0, kInvalidArgument,
              "buf is NULL but buf_size = " << buf_size);
-    std::map<std::string, std::string> meta;
-    dp::load_safetensors(p, &meta);
+    const std::map<std::string, std::string> meta = dp::load_safetensors_metadata(p);
     auto it = meta.find(k);
     DP_CHECK(it != meta.end(), kOutOfRange, "\"" << p << "\" has no metadata \"" << k << "\"");
+    DP_CHECK(
+        it->second.find('\0') == std::string::npos, kFormat,
+        "\"" << p << "\": metadata \"" << k << "\" holds a NUL character, which a C string cannot");
     if (needed) *needed = it->second.size() + 1;
     if (buf_size > 0) {
       const size_t n = std::min(it->second.size(), buf_size - 1);

@@ -1,10 +1,14 @@
 #include "io/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -63,17 +67,139 @@ bool parse_dtype(const std::string& s, DType* out) {
 // The header is at most this big (the reference implementation's limit is 100 MB).
 constexpr uint64_t kMaxHeader = 100u << 20;
 
+bool valid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    int extra = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (end - p <= extra) return false;
+    for (int i = 1; i <= extra; ++i) {
+      if ((p[i] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    static const uint32_t kMin[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[extra] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return false;
+    p += extra + 1;
+  }
+  return true;
+}
+
+// Where a save writes: through a symbolic link at `path` to the file it names (so the
+// link stays a link), else `path` itself.
+std::string save_target(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_symlink(path, ec)) {
+    const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+    if (!ec) return resolved.string();  // a dangling link is replaced, as a missing file
+  }
+  return path;
+}
+
+// A file written beside `target` under a name of its own, then renamed over `target`:
+// readers see the old file or the new one, never a part of either, even while other
+// threads or processes save to the same path (each writes its own temporary file). The
+// new file keeps the mode of the file it replaces (a fresh one gets 0666 less the umask).
+// Until commit() succeeds the destructor removes the temporary file.
+class TempFile {
+ public:
+  explicit TempFile(std::string target) : target_(std::move(target)) {
+    static std::atomic<uint64_t> serial{0};
+    for (int attempt = 0; fd_ < 0; ++attempt) {
+      name_ = target_ + ".tmp." + std::to_string(::getpid()) + "." +
+              std::to_string(serial.fetch_add(1, std::memory_order_relaxed));
+      fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && (errno != EEXIST || attempt > 100)) {
+        DP_THROW(kIo, "cannot create \"" << name_ << "\" to save \"" << target_
+                                         << "\": " << std::strerror(errno));
+      }
+    }
+    struct stat st;
+    if (::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      // A copy of a private file stays private; a failure here leaves the default mode.
+      (void)::fchmod(fd_, st.st_mode & 07777);
+    }
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(name_.c_str());
+  }
+
+  void write(const void* data, size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      DP_CHECK(w > 0, kIo, "writing \"" << name_ << "\" failed: " << std::strerror(errno));
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+
+  // Flushes the data to the disk, then renames: after a crash `target` holds the old
+  // file or the whole new one.
+  void commit() {
+    DP_CHECK(::fsync(fd_) == 0, kIo,
+             "writing \"" << name_ << "\" failed: " << std::strerror(errno));
+    const int fd = fd_;
+    fd_ = -1;
+    DP_CHECK(::close(fd) == 0, kIo, "writing \"" << name_ << "\" failed: " << std::strerror(errno));
+    DP_CHECK(
+        std::rename(name_.c_str(), target_.c_str()) == 0, kIo,
+        "cannot rename \"" << name_ << "\" to \"" << target_ << "\": " << std::strerror(errno));
+    committed_ = true;
+    // The rename itself reaches the disk with the directory. Not every file system can
+    // sync a directory; the file is in place either way.
+    std::string dir = std::filesystem::path(target_).parent_path().string();
+    if (dir.empty()) dir = ".";
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      (void)::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+
+ private:
+  std::string target_, name_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
 }  // namespace
 
 void save_safetensors(const std::string& path,
                       const std::vector<std::pair<std::string, Tensor>>& tensors,
                       const std::map<std::string, std::string>& metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : metadata) {
+    DP_CHECK(valid_utf8(key), kInvalidArgument,
+             "metadata key \"" << key << "\" is not valid UTF-8, which safetensors requires");
+    DP_CHECK(valid_utf8(value), kInvalidArgument,
+             "metadata[\"" << key << "\"] is not valid UTF-8, which safetensors requires");
+  }
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     DP_CHECK(name != "__metadata__" && !name.empty(), kInvalidArgument,
              "tensor name \"" << name << "\" cannot be stored in safetensors");
+    DP_CHECK(valid_utf8(name), kInvalidArgument,
+             "tensor name \"" << name << "\" is not valid UTF-8, which safetensors requires");
     DP_CHECK(!header.contains(name), kInvalidArgument,
              "tensor name \"" << name << "\" appears twice");
     const uint64_t bytes = t.nbytes();
@@ -84,51 +210,57 @@ void save_safetensors(const std::string& path,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    DP_CHECK(f.good(), kIo, "cannot open \"" << tmp << "\" for writing: " << std::strerror(errno));
-    uint64_t n = text.size();
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-    f.write(reinterpret_cast<const char*>(len), 8);
-    f.write(text.data(), static_cast<std::streamsize>(text.size()));
-    std::vector<char> buf;
-    for (const auto& [name, t] : tensors) {
-      buf.resize(t.nbytes());
-      ops::to_host(t, buf.data());
-      f.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-    }
-    f.flush();
-    DP_CHECK(f.good(), kIo, "writing \"" << tmp << "\" failed: " << std::strerror(errno));
+
+  const std::string target = save_target(path);
+  TempFile tmp(target);
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(uint64_t{text.size()} >> (8 * i));
+  tmp.write(len, 8);
+  tmp.write(text.data(), text.size());
+  std::vector<char> buf;
+  for (const auto& [name, t] : tensors) {
+    buf.resize(t.nbytes());
+    ops::to_host(t, buf.data());
+    tmp.write(buf.data(), buf.size());
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    DP_THROW(kIo, "cannot rename \"" << tmp << "\" to \"" << path << "\": " << std::strerror(err));
-  }
+  tmp.commit();
 }
 
-std::map<std::string, SafetensorsEntry> parse_safetensors(
-    const char* bytes, size_t size, const std::string& name,
-    std::map<std::string, std::string>* metadata) {
+namespace {
+
+// The header's length from the file's first 8 bytes, checked against the file's size.
+uint64_t header_length(const char* first8, uint64_t size, const std::string& name) {
   DP_CHECK(size >= 8, kFormat,
            name << ": " << size << " bytes is too short for a safetensors file");
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(first8[i]);
   DP_CHECK(n <= kMaxHeader, kFormat, name << ": header length " << n << " is implausibly large");
   DP_CHECK(n <= size - 8, kFormat,
            name << ": header length " << n << " runs past the end of the file (" << size
                 << " bytes): truncated");
+  return n;
+}
+
+// A valid header nests three deep: the header object, an entry (or __metadata__), an
+// entry's shape or data_offsets. Deeper input is refused as it is read: the parsed value
+// of a header of nothing but brackets would take tens of times the header's size.
+constexpr int kMaxHeaderDepth = 3;
+
+// Parses and checks the JSON of a header: one object, no key twice in any object.
+nlohmann::json parse_header(const char* text, uint64_t n, const std::string& name) {
   // A NUL would end nlohmann's input early and hide what follows it.
-  DP_CHECK(std::memchr(bytes + 8, '\0', n) == nullptr, kFormat,
+  DP_CHECK(std::memchr(text, '\0', n) == nullptr, kFormat,
            name << ": the header contains a NUL byte");
-  nlohmann::json header;
   // A repeated key in an object would keep only its last value here, while a reader that
   // keeps the first sees another file: each object's keys are checked as they come.
   std::vector<std::set<std::string>> keys;  // one set per open object
-  auto unique_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+  auto check = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start || event == Event::array_start) {
+      DP_CHECK(depth < kMaxHeaderDepth, kFormat,
+               name << ": the header nests deeper than " << kMaxHeaderDepth
+                    << " levels, which no safetensors header does");
+    }
     if (event == Event::object_start) keys.emplace_back();
     if (event == Event::object_end && !keys.empty()) keys.pop_back();
     if (event == Event::key && !keys.empty()) {
@@ -138,12 +270,76 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
     }
     return true;
   };
+  nlohmann::json header;
   try {
-    header = nlohmann::json::parse(bytes + 8, bytes + 8 + n, unique_keys);
+    header = nlohmann::json::parse(text, text + n, check);
   } catch (const nlohmann::json::exception& e) {
     DP_THROW(kFormat, name << ": header is not valid JSON: " << e.what());
   }
   DP_CHECK(header.is_object(), kFormat, name << ": header is not a JSON object");
+  return header;
+}
+
+// The header's __metadata__ (if any) into `metadata`: a map of strings.
+void read_metadata(const nlohmann::json& header, const std::string& name,
+                   std::map<std::string, std::string>* metadata) {
+  auto it = header.find("__metadata__");
+  if (it == header.end()) return;
+  DP_CHECK(it->is_object(), kFormat, name << ": __metadata__ is not an object");
+  for (auto m = it->begin(); m != it->end(); ++m) {
+    DP_CHECK(m.value().is_string(), kFormat,
+             name << ": __metadata__[\"" << m.key() << "\"] is not a string");
+    if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
+  }
+}
+
+// A file opened for reading. Only a regular file is read: a FIFO would block and a device
+// such as /dev/zero never ends.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    DP_CHECK(fd_ >= 0, kIo, "cannot open \"" << path << "\": " << std::strerror(errno));
+    struct stat st;
+    DP_CHECK(::fstat(fd_, &st) == 0, kIo,
+             "cannot read \"" << path << "\": " << std::strerror(errno));
+    DP_CHECK(!S_ISDIR(st.st_mode), kIo, "cannot read \"" << path << "\": it is a directory");
+    DP_CHECK(S_ISREG(st.st_mode), kIo, "cannot read \"" << path << "\": it is not a regular file");
+    size_ = static_cast<uint64_t>(st.st_size);
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() { ::close(fd_); }
+
+  uint64_t size() const { return size_; }
+
+  // Reads up to n bytes at `offset`; fewer only where the file ends sooner (it shrank).
+  size_t read(char* out, uint64_t offset, size_t n) const {
+    size_t done = 0;
+    while (done < n) {
+      const ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      DP_CHECK(r >= 0, kIo, "reading \"" << path_ << "\" failed: " << std::strerror(errno));
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+std::map<std::string, SafetensorsEntry> parse_safetensors(
+    const char* bytes, size_t size, const std::string& name,
+    std::map<std::string, std::string>* metadata) {
+  const uint64_t n = header_length(bytes, size, name);
+  const nlohmann::json header = parse_header(bytes + 8, n, name);
+  read_metadata(header, name, metadata);
   const char* data = bytes + 8 + n;
   const uint64_t data_size = size - 8 - n;
   std::map<std::string, SafetensorsEntry> out;
@@ -151,15 +347,7 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& key = it.key();
     const nlohmann::json& v = it.value();
-    if (key == "__metadata__") {
-      DP_CHECK(v.is_object(), kFormat, name << ": __metadata__ is not an object");
-      for (auto m = v.begin(); m != v.end(); ++m) {
-        DP_CHECK(m.value().is_string(), kFormat,
-                 name << ": __metadata__[\"" << m.key() << "\"] is not a string");
-        if (metadata) (*metadata)[m.key()] = m.value().get<std::string>();
-      }
-      continue;
-    }
+    if (key == "__metadata__") continue;
     DP_CHECK(!key.empty(), kFormat, name << ": an entry has an empty name");
     DP_CHECK(
         v.is_object() && v.contains("dtype") && v.contains("shape") && v.contains("data_offsets"),
@@ -218,19 +406,24 @@ std::map<std::string, SafetensorsEntry> parse_safetensors(
 
 std::map<std::string, SafetensorsEntry> load_safetensors(
     const std::string& path, std::map<std::string, std::string>* metadata) {
-  std::error_code ec;
-  DP_CHECK(!std::filesystem::is_directory(path, ec), kIo,
-           "cannot read \"" << path << "\": it is a directory");
-  std::ifstream f(path, std::ios::binary);
-  DP_CHECK(f.good(), kIo, "cannot open \"" << path << "\": " << std::strerror(errno));
-  std::vector<char> bytes;
-  try {
-    bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure& e) {
-    DP_THROW(kIo, "reading \"" << path << "\" failed: " << e.what());
-  }
-  DP_CHECK(!f.bad(), kIo, "reading \"" << path << "\" failed");
+  const InputFile f(path);
+  std::vector<char> bytes(f.size());
+  bytes.resize(f.read(bytes.data(), 0, bytes.size()));
   return parse_safetensors(bytes.data(), bytes.size(), "\"" + path + "\"", metadata);
+}
+
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {
+  const InputFile f(path);
+  const std::string name = "\"" + path + "\"";
+  char first8[8] = {0};
+  const uint64_t got = f.read(first8, 0, 8);
+  const uint64_t n = header_length(first8, got < 8 ? got : f.size(), name);
+  std::vector<char> text(n);
+  DP_CHECK(f.read(text.data(), 8, n) == n, kFormat,
+           name << ": header length " << n << " runs past the end of the file: truncated");
+  std::map<std::string, std::string> metadata;
+  read_metadata(parse_header(text.data(), n, name), name, &metadata);
+  return metadata;
 }
 
 }  // namespace dp

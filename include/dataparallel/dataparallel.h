@@ -609,7 +609,11 @@ DP_EXPORT dp_result dp_module_get(const dp_module* m, const char* name, dp_tenso
 
 /**
  * Saves every parameter and buffer under its dotted name as safetensors (PyTorch's
- * safetensors.torch.load_file reads it). Written to path.tmp, then renamed over path.
+ * safetensors.torch.load_file reads it). Written to a temporary file beside path (named
+ * path.tmp.<pid>.<n>), synced to the disk and renamed over path: a reader, and the file
+ * after a crash, holds the old contents or the new ones whole, also while other threads or
+ * processes save to the same path. The new file keeps the old one's permissions; a
+ * symbolic link at path stays a link, and the file it names is replaced.
  */
 DP_EXPORT dp_result dp_module_save(const dp_module* m, const char* path);
 /**
@@ -682,8 +686,9 @@ typedef struct dp_metadata_entry {
  * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them), and
  * n_metadata string pairs (copied into the file's __metadata__). The keys "format",
  * "producer" and "optimizer" are the library's own: a pair may repeat their value but not
- * contradict it (DP_ERR_INVALID_ARGUMENT). Written to path.tmp and renamed, so an
- * interrupted save never damages an earlier file at `path`.
+ * contradict it (DP_ERR_INVALID_ARGUMENT). Names, keys and values must be valid UTF-8
+ * (DP_ERR_INVALID_ARGUMENT names the one that is not). Written as dp_module_save writes, so
+ * an interrupted save never damages an earlier file at `path`.
  */
 DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt,
                                        const char* path, const dp_metadata_entry* metadata,
@@ -698,7 +703,9 @@ DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* o
 DP_EXPORT dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path);
 /**
  * Reads metadata `key` of a safetensors file into buf (as dp_device_name copies);
- * DP_ERR_OUT_OF_RANGE names the key when it is absent.
+ * DP_ERR_OUT_OF_RANGE names the key when it is absent. Reads the file's header only: the
+ * tensors are not checked (dp_checkpoint_load does that), so any safetensors file gives
+ * its metadata. DP_ERR_FORMAT for a corrupt header, or a value with a NUL character.
  */
 DP_EXPORT dp_result dp_checkpoint_metadata(const char* path, const char* key, char* buf,
                                            size_t buf_size, size_t* needed);

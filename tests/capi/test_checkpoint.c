@@ -49,6 +49,17 @@ static void path_in(const suite* s, const char* name, char* out, size_t size) {
   snprintf(out, size, "%s/%s", s->dir, name);
 }
 
+/* Files in the suite's directory whose name has ".tmp" in it: a save's temporaries. */
+static int temporaries_in(const suite* s) {
+  DIR* d = opendir(s->dir);
+  if (d == NULL) fail_msg("cannot list %s", s->dir);
+  int n = 0;
+  struct dirent* e;
+  while ((e = readdir(d)) != NULL) n += strstr(e->d_name, ".tmp") != NULL;
+  closedir(d);
+  return n;
+}
+
 static void write_bytes(const char* path, const void* bytes, size_t n) {
   FILE* f = fopen(path, "wb");
   if (f == NULL) fail_msg("cannot write %s", path);
@@ -212,9 +223,8 @@ static void assert_holds_fixture_mlp(const dp_module* m) {
 
 static void save_then_load_restores_exact_values_into_a_fresh_module(void** state) {
   suite* s = (suite*)*state;
-  char path[256], tmp[300];
+  char path[256];
   path_in(s, "mlp.safetensors", path, sizeof path);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   dp_module* saved = build_mlp(s->ctx, cpu_dev(0));
   dp_module* fresh = build_mlp(s->ctx, cpu_dev(1));
   snapshot want = take_snapshot(saved);
@@ -222,7 +232,7 @@ static void save_then_load_restores_exact_values_into_a_fresh_module(void** stat
   assert_false(snapshots_equal(&want, &other)); /* two draws of the initialisation */
   ASSERT_OK(dp_module_save(saved, path));
   assert_int_not_equal(access(path, F_OK), -1);
-  assert_int_equal(access(tmp, F_OK), -1); /* written to .tmp, then renamed */
+  assert_int_equal(temporaries_in(s), 0); /* written to a temporary file, then renamed */
 
   dp_tensor* w = NULL;
   ASSERT_OK(dp_module_get(fresh, "0.weight", &w));
@@ -613,6 +623,24 @@ static void a_directory_is_unreadable_and_gives_an_io_error(void** state) {
     fail_msg("message \"%s\" does not name %s", dp_last_error(), s->dir);
 }
 
+/* dp_checkpoint_metadata reads the header only: a file with an F16 entry (which
+   dp_module_load refuses) and no data bytes still gives its metadata, while a value with
+   a NUL, which no C string can hold, is a format error naming the key. */
+static void metadata_reads_any_header_and_refuses_a_nul_in_the_value(void** state) {
+  suite* s = (suite*)*state;
+  char path[256], buf[16];
+  path_in(s, "f16.safetensors", path, sizeof path);
+  write_safetensors(path, NULL, 0,
+                    "{\"__metadata__\":{\"epoch\":\"3\",\"odd\":\"a\\u0000b\"},"
+                    "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}");
+  size_t needed = 0;
+  ASSERT_OK(dp_checkpoint_metadata(path, "epoch", buf, sizeof buf, &needed));
+  assert_string_equal(buf, "3");
+  assert_int_equal(needed, 2);
+  assert_int_equal(dp_checkpoint_metadata(path, "odd", buf, sizeof buf, &needed), DP_ERR_FORMAT);
+  assert_non_null(strstr(dp_last_error(), "\"odd\" holds a NUL"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(save_then_load_restores_exact_values_into_a_fresh_module),
@@ -629,6 +657,7 @@ int main(void) {
       cmocka_unit_test(unreadable_paths_give_an_io_error),
       cmocka_unit_test(a_header_length_cut_into_its_padding_is_rejected),
       cmocka_unit_test(a_directory_is_unreadable_and_gives_an_io_error),
+      cmocka_unit_test(metadata_reads_any_header_and_refuses_a_nul_in_the_value),
   };
   return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -3,7 +3,13 @@
 // rejected with kFormat and a message naming the file.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
 
 #include <cstring>
 #include <filesystem>
@@ -12,7 +18,9 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/context.h"
@@ -108,6 +116,15 @@ class Safetensors : public ::testing::Test {
     return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   }
 
+  // The names in the test's directory, sorted.
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
   std::shared_ptr<Context> ctx_;
   std::string dir_;
 };
@@ -150,7 +167,7 @@ TEST_F(Safetensors, SaveAlignsTheDataToEightBytesAndLeavesNoTemporaryFile) {
   const float f[3] = {1, 2, 3};
   save_safetensors(path("x.safetensors"),
                    {{"x", ops::from_host(ctx_, {3}, DType::kFloat32, cpu(0), f)}});
-  EXPECT_FALSE(std::filesystem::exists(path("x.safetensors.tmp")));
+  EXPECT_EQ(files(), std::vector<std::string>{"x.safetensors"});  // no temporary left
   const std::string bytes = read(path("x.safetensors"));
   ASSERT_GE(bytes.size(), 8u);
   uint64_t n = 0;
@@ -187,6 +204,139 @@ TEST_F(Safetensors, SaveIntoAMissingDirectoryThrowsIo) {
     EXPECT_EQ(e.code(), Code::kIo) << e.what();
     EXPECT_NE(std::string(e.what()).find("missing/x.safetensors"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Safetensors, SaveRejectsNamesAndMetadataThatAreNotUtf8NamingThem) {
+  const Tensor t = ops::zeros(ctx_, {2}, DType::kFloat32, cpu(0));
+  auto expect_rejected = [&](const std::vector<std::pair<std::string, Tensor>>& tensors,
+                             const std::map<std::string, std::string>& meta,
+                             const std::string& needle) {
+    try {
+      save_safetensors(path("bad.safetensors"), tensors, meta);
+      ADD_FAILURE() << "saved a file naming " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(files().empty());
+  };
+  expect_rejected({{"w\xff", t}}, {}, "tensor name \"w\xff\"");
+  expect_rejected({{"w", t}}, {{"note", "caf\xe9"}}, "metadata[\"note\"]");
+  expect_rejected({{"w", t}}, {{"\xc0\xaf", "x"}}, "metadata key");         // an overlong '/'
+  expect_rejected({{"w", t}}, {{"s", "\xed\xa0\x80"}}, "metadata[\"s\"]");  // a surrogate
+  // Valid multi-byte text is kept as it is.
+  save_safetensors(path("ok.safetensors"), {{"gewicht\xc3\xa4", t}},
+                   {{"note", "\xe2\x82\xac \xf0\x9f\x98\x80"}});
+  std::map<std::string, std::string> meta;
+  EXPECT_EQ(load_safetensors(path("ok.safetensors"), &meta).count("gewicht\xc3\xa4"), 1u);
+  EXPECT_EQ(meta.at("note"), "\xe2\x82\xac \xf0\x9f\x98\x80");
+}
+
+// Two threads save different contents to one path over and over while this thread reads
+// it: every read gets one of the two files whole. (With one fixed temporary name the
+// savers wrote into each other's file: reads saw empty, truncated and mixed files.)
+TEST_F(Safetensors, ConcurrentSavesToOnePathNeverShowAPartialOrMixedFile) {
+  const int64_t n = 1 << 20;  // 4 MiB: a save takes long enough for the others to overlap
+  std::vector<float> a(n, 1.0f), b(n, 2.0f);
+  const Tensor ta = ops::from_host(ctx_, {n}, DType::kFloat32, cpu(0), a.data());
+  const Tensor tb = ops::from_host(ctx_, {n}, DType::kFloat32, cpu(0), b.data());
+  const std::string p = path("shared.safetensors");
+  save_safetensors(p, {{"w", ta}});
+  std::atomic<int> running{2};
+  std::vector<std::string> errors;
+  std::mutex mu;
+  auto saver = [&](const Tensor& t) {
+    for (int i = 0; i < 25; ++i) {
+      try {
+        save_safetensors(p, {{"w", t}});
+      } catch (const Error& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(e.what());
+      }
+    }
+    --running;
+  };
+  std::thread first(saver, ta), second(saver, tb);
+  int reads = 0, mixed = 0;
+  std::vector<std::string> read_errors;
+  for (; running > 0; ++reads) {
+    try {
+      const auto v = values_of<float>(load_safetensors(p).at("w"));
+      const bool all_a = std::all_of(v.begin(), v.end(), [](float x) { return x == 1.0f; });
+      const bool all_b = std::all_of(v.begin(), v.end(), [](float x) { return x == 2.0f; });
+      mixed += !(all_a || all_b);
+    } catch (const Error& e) {
+      read_errors.push_back(e.what());
+    }
+  }
+  first.join();
+  second.join();
+  EXPECT_TRUE(errors.empty()) << errors.size() << " failed saves, the first: " << errors.front();
+  EXPECT_TRUE(read_errors.empty()) << read_errors.size() << " of " << reads
+                                   << " reads failed, the first: " << read_errors.front();
+  EXPECT_EQ(mixed, 0) << "of " << reads << " reads";
+  EXPECT_EQ(files(), std::vector<std::string>{"shared.safetensors"});
+}
+
+// A write that fails part way (here: past the process's file size limit) leaves the
+// earlier file as it was and no temporary file behind.
+TEST_F(Safetensors, AFailedWriteKeepsTheEarlierFileAndRemovesItsTemporary) {
+  const float small[2] = {3, 4};
+  const std::string p = path("model.safetensors");
+  save_safetensors(p, {{"w", ops::from_host(ctx_, {2}, DType::kFloat32, cpu(0), small)}});
+  const std::string before = read(p);
+  const Tensor big = ops::zeros(ctx_, {1 << 20}, DType::kFloat32, cpu(0));  // 4 MiB
+
+  struct rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit limit = old_limit;
+  limit.rlim_cur = 1 << 20;
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  Code code = Code::kOk;
+  std::string message;
+  try {
+    save_safetensors(p, {{"w", big}});
+  } catch (const Error& e) {
+    code = e.code();
+    message = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  EXPECT_EQ(code, Code::kIo) << message;
+  EXPECT_NE(message.find("model.safetensors.tmp."), std::string::npos) << message;
+  EXPECT_EQ(read(p), before);
+  EXPECT_EQ(files(), std::vector<std::string>{"model.safetensors"});
+}
+
+TEST_F(Safetensors, SaveKeepsTheReplacedFilesModeAndASymbolicLink) {
+  const float f[2] = {1, 2}, g[2] = {5, 6};
+  const Tensor tf = ops::from_host(ctx_, {2}, DType::kFloat32, cpu(0), f);
+  const Tensor tg = ops::from_host(ctx_, {2}, DType::kFloat32, cpu(0), g);
+  const std::string p = path("private.safetensors");
+  save_safetensors(p, {{"w", tf}});
+  ASSERT_EQ(chmod(p.c_str(), 0600), 0);
+  save_safetensors(p, {{"w", tg}});
+  struct stat st;
+  ASSERT_EQ(stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(values_of<float>(load_safetensors(p).at("w")), (std::vector<float>{5, 6}));
+
+  // A fresh file gets the default mode: 0666 less the umask.
+  const mode_t mask = umask(022);
+  umask(mask);
+  save_safetensors(path("fresh.safetensors"), {{"w", tf}});
+  ASSERT_EQ(stat(path("fresh.safetensors").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);
+
+  // Through a link: the link stays, the file it names gets the new contents.
+  ASSERT_EQ(symlink("private.safetensors", path("latest.safetensors").c_str()), 0);
+  save_safetensors(path("latest.safetensors"), {{"w", tf}});
+  EXPECT_TRUE(std::filesystem::is_symlink(path("latest.safetensors")));
+  EXPECT_EQ(values_of<float>(load_safetensors(p).at("w")), (std::vector<float>{1, 2}));
+  EXPECT_EQ(files(), (std::vector<std::string>{"fresh.safetensors", "latest.safetensors",
+                                               "private.safetensors"}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -283,14 +433,31 @@ TEST_F(Safetensors, ParseRejectsBadDtypes) {
   }
 }
 
+// Nesting past a header's three levels is refused as soon as it is read, so a small file
+// of brackets cannot make the parser build a huge value.
+TEST_F(Safetensors, ParseRefusesHeadersNestedDeeperThanAnyValidOne) {
+  const std::string data = reference_data();
+  expect_format_error(
+      make_file(replaced(kHeader, R"("format":"pt")", R"("format":{"a":["b"]})"), data),
+      "nests deeper than 3 levels");
+  for (const std::string opener : {"[", "{\"a\":"}) {
+    std::string deep;
+    for (int i = 0; i < 1000000; ++i) deep += opener;  // millions of bytes, never closed
+    SCOPED_TRACE(opener);
+    expect_format_error(make_file(deep, ""), "nests deeper");
+  }
+}
+
 TEST_F(Safetensors, ParseRejectsBadShapes) {
   const std::string data = reference_data();
-  const char* bad[] = {"2",    "[2,-3]",   "[2,3.5]", "[\"2\",3]", "[2,[3]]", "[1,1,1,1,1,1,1,1,6]",
+  const char* bad[] = {"2",    "[2,-3]",   "[2,3.5]", "[\"2\",3]", "[1,1,1,1,1,1,1,1,6]",
                        "null", "{\"0\":2}"};
   for (const char* shape : bad) {
     SCOPED_TRACE(shape);
     expect_format_error(make_file(replaced(kHeader, "[2,3]", shape), data), "bad shape");
   }
+  // nested one level too deep: refused while the header is read
+  expect_format_error(make_file(replaced(kHeader, "[2,3]", "[2,[3]]"), data), "nests deeper");
   // sizes whose product overflows, or that do not fit int64
   for (const char* shape :
        {"[4294967296,4294967296]", "[18446744073709551615]", "[9223372036854775807,2]"}) {
@@ -390,6 +557,62 @@ TEST_F(Safetensors, ParseRejectsBytesAfterTheJsonOfTheHeader) {
     ADD_FAILURE() << "accepted a header with a NUL byte and garbage after its JSON";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Code::kFormat) << e.what();
+  }
+}
+
+TEST_F(Safetensors, MetadataIsReadFromTheHeaderAloneOfAnySafetensorsFile) {
+  // An F16 entry this library cannot load, and only the header of a file whose data was
+  // cut short: the metadata of both reads.
+  const std::string f16 = R"({"__metadata__":{"epoch":"3"},)"
+                          R"("h":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})";
+  std::ofstream(path("f16.safetensors"), std::ios::binary) << make_file(f16, "abcd");
+  EXPECT_EQ(load_safetensors_metadata(path("f16.safetensors")),
+            (std::map<std::string, std::string>{{"epoch", "3"}}));
+  const std::string whole = reference_file();
+  std::ofstream(path("cut.safetensors"), std::ios::binary) << whole.substr(0, whole.size() - 5);
+  EXPECT_EQ(load_safetensors_metadata(path("cut.safetensors")),
+            (std::map<std::string, std::string>{{"format", "pt"}}));
+  // The header itself must be whole and valid.
+  const std::string header_cut = whole.substr(0, 8 + kHeader.size() / 2);
+  std::ofstream(path("header_cut.safetensors"), std::ios::binary) << header_cut;
+  for (const char* file : {"header_cut.safetensors"}) {
+    try {
+      load_safetensors_metadata(path(file));
+      ADD_FAILURE() << file << " gave metadata";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Code::kFormat) << e.what();
+      EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    }
+  }
+  std::ofstream(path("bad_meta.safetensors"), std::ios::binary)
+      << make_file(R"({"__metadata__":{"epoch":3}})", "");
+  try {
+    load_safetensors_metadata(path("bad_meta.safetensors"));
+    ADD_FAILURE() << "a number as metadata value was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kFormat) << e.what();
+    EXPECT_NE(std::string(e.what()).find("__metadata__[\"epoch\"]"), std::string::npos) << e.what();
+  }
+}
+
+// A FIFO would block a reader forever and /dev/zero never ends: only regular files are
+// read, for tensors and for metadata alike.
+TEST_F(Safetensors, LoadRefusesFilesThatAreNotRegularFiles) {
+  ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
+  for (const std::string& p : {path("fifo"), std::string("/dev/zero")}) {
+    SCOPED_TRACE(p);
+    for (int metadata_only = 0; metadata_only < 2; ++metadata_only) {
+      try {
+        if (metadata_only)
+          load_safetensors_metadata(p);
+        else
+          load_safetensors(p);
+        ADD_FAILURE() << "read " << p;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), Code::kIo) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+      }
+    }
   }
 }
 

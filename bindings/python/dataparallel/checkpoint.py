@@ -13,7 +13,8 @@ def _module(m):
 
 
 def save(module, path):
-    """Every parameter and buffer under its dotted name (written to path.tmp, renamed)."""
+    """Every parameter and buffer under its dotted name (written to a temporary file beside
+    path, then renamed over it)."""
     capi.dp_module_save(_module(module)._h, os.fspath(path))
 
 

@@ -17,9 +17,11 @@ def test_checkpoint_restores_module_and_optimizer(ctx, tmp_path):
     a = dp.Linear(ctx, 3, 2)
     opt_a = dp.Adam(a, lr=0.1)
     train_step(ctx, a, opt_a)
-    dp.save_checkpoint(path, a, opt_a, metadata={"epoch": "3", "note": "éè"})
+    long = "".join(chr(0x41 + i % 26) for i in range(1000))  # past the first read's buffer
+    dp.save_checkpoint(path, a, opt_a, metadata={"epoch": "3", "note": "éè", "long": long})
     assert dp.checkpoint_metadata(path, "epoch") == "3"
     assert dp.checkpoint_metadata(path, "note") == "éè"
+    assert dp.checkpoint_metadata(path, "long") == long
     with pytest.raises(dp.OutOfRangeError, match="missing"):
         dp.checkpoint_metadata(path, "missing")
     entries = load_file(path)

@@ -6,8 +6,8 @@ import org.dataparallel.swig.CApi;
 
 /**
  * Training checkpoints: a module's state, its optimizer's and string metadata in one
- * safetensors file (written to path.tmp and renamed, so a crash never damages an older
- * file).
+ * safetensors file (written to a temporary file beside the path and renamed over it, so a
+ * crash never damages an older file).
  */
 public final class Checkpoint {
   private Checkpoint() {}
