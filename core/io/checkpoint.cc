@@ -154,8 +154,12 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
                     << " parameters) does not keep: a checkpoint of another setup?");
     }
   }
+  // Nothing is written until every write is known to be allowed: a replica's aliased
+  // parameter, refused half way, would leave the module partly loaded.
+  const auto state = module.state();
+  for (const auto& [name, t] : state) t.check_writable();
   GradModeGuard no_grad(false);
-  for (const auto& [name, t] : module.state()) ops::copy_from_host(t, entries.at(name).data.data());
+  for (const auto& [name, t] : state) ops::copy_from_host(t, entries.at(name).data.data());
   if (optimizer) {
     const auto& params = optimizer->params();
     for (size_t i = 0; i < params.size(); ++i) {

@@ -38,7 +38,7 @@ std::shared_ptr<Context> Tensor::context() const {
   return ctx;
 }
 
-void Tensor::bump_version() const {
+void Tensor::check_writable() const {
   DP_CHECK(!impl_->read_only, kState,
            "cannot write in place to a tensor on "
                << device().str()
@@ -51,6 +51,10 @@ void Tensor::bump_version() const {
                   "(the original module's parameter or a broadcast input, which they alias); for "
                   "a module that writes these in forward, create the wrapper with alias_cpu off "
                   "so that the replicas get copies");
+}
+
+void Tensor::bump_version() const {
+  check_writable();
   impl_->storage->bump_version();
 }
 

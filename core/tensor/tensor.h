@@ -69,8 +69,11 @@ class Tensor {
   std::shared_ptr<Context> context() const;
 
   uint64_t version() const { return impl_->storage->version(); }
-  // Marks an in-place write; throws kState on a read-only alias.
+  // Marks an in-place write; throws kState on a read-only alias (check_writable).
   void bump_version() const;
+  // Throws kState, as bump_version would, where an in-place write is refused: a read-only
+  // alias, or memory that DataParallel replicas read in place.
+  void check_writable() const;
   bool read_only() const { return impl_->read_only; }
 
   // The kernel's view of this tensor.

@@ -620,7 +620,8 @@ DP_EXPORT dp_result dp_module_save(const dp_module* m, const char* path);
  * Loads a safetensors file into the module. Every name, dtype and shape is checked
  * before anything is copied: on a missing or extra name, a mismatch, or a corrupt or
  * truncated file, returns DP_ERR_FORMAT (DP_ERR_IO if unreadable) naming the entry and
- * leaves the module unchanged.
+ * leaves the module unchanged. So does DP_ERR_STATE, for a module whose tensors cannot be
+ * written in place (a DataParallel replica reading the original's parameters).
  */
 DP_EXPORT dp_result dp_module_load(dp_module* m, const char* path);
 
@@ -698,7 +699,8 @@ DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* o
  * must be of the kind that saved it). Everything is checked before anything changes:
  * DP_ERR_FORMAT (naming the entry) leaves both untouched. That includes the optimizer's
  * state: each parameter's whole or absent (with a step count of at least 1 exactly when
- * its tensors are there), and no entry this optimizer does not keep.
+ * its tensors are there), and no entry this optimizer does not keep. DP_ERR_STATE, as
+ * dp_module_load's, also leaves both untouched.
  */
 DP_EXPORT dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path);
 /**

@@ -641,6 +641,60 @@ static void metadata_reads_any_header_and_refuses_a_nul_in_the_value(void** stat
   assert_non_null(strstr(dp_last_error(), "\"odd\" holds a NUL"));
 }
 
+static dp_result no_outputs(void* user, dp_module* self, dp_tensor* const* inputs, size_t n_inputs,
+                            dp_tensor** outputs, size_t max_outputs, size_t* n_outputs) {
+  (void)user, (void)self, (void)inputs, (void)n_inputs, (void)outputs, (void)max_outputs;
+  *n_outputs = 0;
+  return DP_OK;
+}
+
+static float first_value(const dp_module* m, const char* name) {
+  dp_tensor* t = NULL;
+  float v = 0;
+  ASSERT_OK(dp_module_get(m, name, &t));
+  ASSERT_OK(dp_tensor_to_host(t, &v, sizeof v));
+  dp_tensor_release(t);
+  return v;
+}
+
+/* A replica on cpu:1 reads the original's parameters in place, so a load into it is
+   refused (DP_ERR_STATE). Its buffer "count" comes first in its state and is its own
+   copy: the refusal must come before that buffer is written, for both load functions. */
+static void a_load_refused_part_way_changes_nothing(void** state) {
+  suite* s = (suite*)*state;
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = no_outputs;
+  dp_module *m = NULL, *lin = NULL;
+  ASSERT_OK(dp_module_custom(s->ctx, &desc, &m));
+  const int64_t one = 1;
+  dp_tensor* count = NULL;
+  ASSERT_OK(dp_tensor_full(s->ctx, DP_FLOAT32, &one, 1, 42.0, cpu_dev(0), &count));
+  ASSERT_OK(dp_module_register_buffer(m, "count", count));
+  ASSERT_OK(dp_module_linear(s->ctx, 2, 2, 1, cpu_dev(0), &lin));
+  ASSERT_OK(dp_module_register_child(m, "lin", lin));
+  char path[256];
+  path_in(s, "counted.safetensors", path, sizeof path);
+  ASSERT_OK(dp_checkpoint_save(m, NULL, path, NULL, 0));
+  const float one_value = 1.0f;
+  ASSERT_OK(dp_tensor_copy_from_host(count, &one_value, sizeof one_value));
+
+  const dp_device devices[2] = {cpu_dev(0), cpu_dev(1)};
+  dp_module* replicas[2] = {NULL, NULL};
+  ASSERT_OK(dp_replicate(m, devices, 2, replicas));
+  assert_true(first_value(replicas[1], "count") == 1.0f);
+  assert_int_equal(dp_module_load(replicas[1], path), DP_ERR_STATE);
+  assert_non_null(strstr(dp_last_error(), "cpu:1"));
+  assert_true(first_value(replicas[1], "count") == 1.0f);
+  assert_int_equal(dp_checkpoint_load(replicas[1], NULL, path), DP_ERR_STATE);
+  assert_true(first_value(replicas[1], "count") == 1.0f);
+
+  dp_module_release(replicas[0]);
+  dp_module_release(replicas[1]);
+  dp_tensor_release(count);
+  dp_module_release(lin);
+  dp_module_release(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(save_then_load_restores_exact_values_into_a_fresh_module),
@@ -658,6 +712,7 @@ int main(void) {
       cmocka_unit_test(a_header_length_cut_into_its_padding_is_rejected),
       cmocka_unit_test(a_directory_is_unreadable_and_gives_an_io_error),
       cmocka_unit_test(metadata_reads_any_header_and_refuses_a_nul_in_the_value),
+      cmocka_unit_test(a_load_refused_part_way_changes_nothing),
   };
   return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }
