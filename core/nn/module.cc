@@ -18,6 +18,24 @@ bool valid_name(const std::string& name) {
 
 }  // namespace
 
+// Parameters, buffers and children share one namespace, as PyTorch's attributes do: a
+// parameter and a buffer of one name would collide in the saved state.
+void Module::check_name_free(const std::string& name, const char* what) const {
+  auto taken = [&](const auto& list) {
+    for (const auto& entry : list) {
+      if (entry.first == name) return true;
+    }
+    return false;
+  };
+  const char* holder = taken(params_)     ? "a parameter"
+                       : taken(buffers_)  ? "a buffer"
+                       : taken(children_) ? "a child module"
+                                          : nullptr;
+  DP_CHECK(
+      holder == nullptr, kInvalidArgument,
+      what << " \"" << name << "\" cannot be registered: " << holder << " of that name already is");
+}
+
 Module::Module(std::shared_ptr<Context> ctx, std::string type_name)
     : ctx_(std::move(ctx)), type_name_(std::move(type_name)) {}
 
@@ -44,9 +62,7 @@ void Module::register_parameter(const std::string& name, Tensor t) {
   DP_CHECK(
       is_floating(t.dtype()), kDtypeMismatch,
       "parameter \"" << name << "\" must be float32 or float64, got " << dtype_name(t.dtype()));
-  for (const auto& [n, _] : params_) {
-    DP_CHECK(n != name, kInvalidArgument, "parameter \"" << name << "\" is already registered");
-  }
+  check_name_free(name, "parameter");
   if (t.is_leaf()) t.set_requires_grad(true);
   params_.emplace_back(name, std::move(t));
 }
@@ -55,9 +71,7 @@ void Module::register_buffer(const std::string& name, Tensor t) {
   DP_CHECK(valid_name(name), kInvalidArgument,
            "buffer name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(t.defined(), kInvalidArgument, "buffer \"" << name << "\" is missing");
-  for (const auto& [n, _] : buffers_) {
-    DP_CHECK(n != name, kInvalidArgument, "buffer \"" << name << "\" is already registered");
-  }
+  check_name_free(name, "buffer");
   buffers_.emplace_back(name, std::move(t));
 }
 
@@ -66,6 +80,7 @@ void Module::register_module(const std::string& name, std::shared_ptr<Module> ch
            "child name \"" << name << "\" must be non-empty and contain no '.' or '/'");
   DP_CHECK(child != nullptr, kInvalidArgument, "child \"" << name << "\" is missing");
   DP_CHECK(child.get() != this, kInvalidArgument, "a module cannot be its own child");
+  check_name_free(name, "child");
   // A cycle would make every walk over the tree endless.
   bool cycle = false;
   visit_modules(*child, [&](const std::string&, Module& m) { cycle = cycle || &m == this; });

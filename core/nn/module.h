@@ -85,6 +85,8 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   Module(const Module&) = default;
+  // Throws kInvalidArgument if a parameter, buffer or child already has `name`.
+  void check_name_free(const std::string& name, const char* what) const;
 
   std::shared_ptr<Context> ctx_;
   std::string type_name_;

@@ -561,7 +561,9 @@ typedef struct dp_custom_module_desc {
 DP_EXPORT dp_result dp_module_custom(dp_context* ctx, const dp_custom_module_desc* desc,
                                      dp_module** out);
 /** Adds a parameter (a leaf that then requires grad; float32/float64) under `name` (no
-    '.'). The module keeps its own reference to the tensor. */
+    '.' or '/'). The module keeps its own reference to the tensor. Parameters, buffers and
+    children share one set of names, as PyTorch's attributes do: a name already used by
+    any of them is DP_ERR_INVALID_ARGUMENT. */
 DP_EXPORT dp_result dp_module_register_parameter(dp_module* m, const char* name, dp_tensor* t);
 /** Adds a buffer: state saved in checkpoints and broadcast to replicas, not trained. */
 DP_EXPORT dp_result dp_module_register_buffer(dp_module* m, const char* name, dp_tensor* t);

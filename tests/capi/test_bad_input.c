@@ -71,7 +71,7 @@ typedef struct fixture {
   dp_module* lin3;  /* Linear(3, 2) for the wrapper-creation rows */
   dp_module* seq;   /* empty Sequential */
   dp_module* relu;
-  dp_module* custom;     /* has a parameter and a buffer named "taken" */
+  dp_module* custom;     /* has a parameter "taken" and a buffer "held" */
   dp_optimizer* opt;     /* SGD over lin */
   dp_data_parallel* dpw; /* lin2 over cpu:0 and cpu:1 */
   float mem[8];          /* caller memory for the borrow/adopt rows */
@@ -963,7 +963,11 @@ CALL(module_register_buffer__t_is_a_module, dp_module_register_buffer(f->custom,
 CALL(module_register_buffer__name_empty, dp_module_register_buffer(f->custom, "", f->p))
 CALL(module_register_buffer__name_with_a_dot, dp_module_register_buffer(f->custom, "a.b", f->p))
 CALL(module_register_buffer__name_with_a_slash, dp_module_register_buffer(f->custom, "a/b", f->p))
-CALL(module_register_buffer__name_taken, dp_module_register_buffer(f->custom, "taken", f->p))
+CALL(module_register_buffer__name_taken, dp_module_register_buffer(f->custom, "held", f->p))
+CALL(module_register_buffer__name_of_a_parameter,
+     dp_module_register_buffer(f->custom, "taken", f->p))
+CALL(module_register_parameter__name_of_a_buffer,
+     dp_module_register_parameter(f->custom, "held", f->p))
 CALL(module_register_parameter__int64, dp_module_register_parameter(f->custom, "p", f->i))
 CALL(module_register_child__m_null, dp_module_register_child(NULL, "c", f->relu))
 CALL(module_register_child__m_is_a_tensor, dp_module_register_child(AS_M(f->x), "c", f->relu))
@@ -973,6 +977,8 @@ CALL(module_register_child__child_is_a_data_parallel,
      dp_module_register_child(f->custom, "c", AS_M(f->dpw)))
 CALL(module_register_child__name_with_a_dot, dp_module_register_child(f->custom, "c.d", f->relu))
 CALL(module_register_child__itself, dp_module_register_child(f->custom, "me", f->custom))
+CALL(module_register_child__name_of_a_parameter,
+     dp_module_register_child(f->custom, "taken", f->relu))
 CALL(module_forward__m_null,
      dp_module_forward(NULL, (dp_tensor* const[]){f->x}, 1, o->ts, 4, &o->z))
 CALL(module_forward__m_is_a_tensor,
@@ -2492,7 +2498,9 @@ static const row kRows[] = {
     ROW(module_register_parameter__name_with_a_slash, DP_ERR_INVALID_ARGUMENT,
         "parameter name \"a/b\""),
     ROW(module_register_parameter__name_taken, DP_ERR_INVALID_ARGUMENT,
-        "parameter \"taken\" is already registered"),
+        "parameter \"taken\" cannot be registered: a parameter of that name already is"),
+    ROW(module_register_parameter__name_of_a_buffer, DP_ERR_INVALID_ARGUMENT,
+        "parameter \"held\" cannot be registered: a buffer of that name already is"),
     ROW(module_register_buffer__m_null, DP_ERR_INVALID_ARGUMENT, "m is NULL"),
     ROW(module_register_buffer__m_is_a_tensor, DP_ERR_INVALID_ARGUMENT,
         "m is not a live dp_module handle"),
@@ -2506,7 +2514,9 @@ static const row kRows[] = {
         "buffer name \"a.b\" must be non-empty and contain no '.' or '/'"),
     ROW(module_register_buffer__name_with_a_slash, DP_ERR_INVALID_ARGUMENT, "buffer name \"a/b\""),
     ROW(module_register_buffer__name_taken, DP_ERR_INVALID_ARGUMENT,
-        "buffer \"taken\" is already registered"),
+        "buffer \"held\" cannot be registered: a buffer of that name already is"),
+    ROW(module_register_buffer__name_of_a_parameter, DP_ERR_INVALID_ARGUMENT,
+        "buffer \"taken\" cannot be registered: a parameter of that name already is"),
     ROW(module_register_parameter__int64, DP_ERR_DTYPE_MISMATCH,
         "parameter \"p\" must be float32 or float64, got int64"),
     ROW(module_register_child__m_null, DP_ERR_INVALID_ARGUMENT, "m is NULL"),
@@ -2519,6 +2529,8 @@ static const row kRows[] = {
     ROW(module_register_child__name_with_a_dot, DP_ERR_INVALID_ARGUMENT,
         "child name \"c.d\" must be non-empty"),
     ROW(module_register_child__itself, DP_ERR_INVALID_ARGUMENT, "a module cannot be its own child"),
+    ROW(module_register_child__name_of_a_parameter, DP_ERR_INVALID_ARGUMENT,
+        "child \"taken\" cannot be registered: a parameter of that name already is"),
     ROW(module_forward__m_null, DP_ERR_INVALID_ARGUMENT, "m is NULL"),
     ROW(module_forward__m_is_a_tensor, DP_ERR_INVALID_ARGUMENT, "m is not a live dp_module handle"),
     ROW(module_forward__inputs_null, DP_ERR_INVALID_ARGUMENT, "inputs is NULL but n_inputs = 1"),
@@ -3030,7 +3042,7 @@ static int setup(void** state) {
   dp_tensor* taken_p = tensor_of(c, DP_FLOAT32, s2, 1, 0.0, 0);
   dp_tensor* taken_b = tensor_of(c, DP_FLOAT32, s2, 1, 0.0, 0);
   ASSERT_OK(dp_module_register_parameter(f->custom, "taken", taken_p));
-  ASSERT_OK(dp_module_register_buffer(f->custom, "taken", taken_b));
+  ASSERT_OK(dp_module_register_buffer(f->custom, "held", taken_b));
   dp_tensor_release(taken_p);
   dp_tensor_release(taken_b);
   ASSERT_OK(dp_optimizer_sgd(f->lin, NULL, &f->opt));
