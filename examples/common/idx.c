@@ -38,7 +38,8 @@ int idx_parse(const uint8_t* bytes, size_t n, idx_array* out, char* err, size_t 
         ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
     out->dims[i] = d;
     if (d != 0 && size > SIZE_MAX / d) {
-      snprintf(err, err_size, "IDX sizes overflow");
+      snprintf(err, err_size, "IDX sizes overflow: dimension %d is %u after a product of %zu", i, d,
+               size);
       return -1;
     }
     size *= d;
@@ -76,10 +77,14 @@ int idx_read(const char* path, size_t max_bytes, idx_array* out, char* err, size
         status = -1;
         break;
       }
-      cap *= 2;
-      uint8_t* grown = (uint8_t*)realloc(buf, cap);
-      if (!grown) break;
+      uint8_t* grown = (uint8_t*)realloc(buf, cap * 2);
+      if (!grown) {
+        snprintf(err, err_size, "out of memory reading %s (%zu bytes)", path, cap * 2);
+        status = -1;
+        break;
+      }
       buf = grown;
+      cap *= 2;
     }
     const int got = gzread(f, buf + n, (unsigned)(cap - n));
     if (got < 0) {
@@ -89,12 +94,22 @@ int idx_read(const char* path, size_t max_bytes, idx_array* out, char* err, size
       status = -1;
       break;
     }
-    if (got == 0) break;
+    if (got == 0) {
+      /* The end of the input. zlib reports a gzip stream cut short (its data or the
+         trailer that holds the checksum) only here, as Z_BUF_ERROR. */
+      int code = Z_OK;
+      const char* msg = gzerror(f, &code);
+      if (code != Z_OK && code != Z_STREAM_END) {
+        snprintf(err, err_size, "%s is truncated: its gzip stream ends early (%s)", path, msg);
+        status = -1;
+      }
+      break;
+    }
     n += (size_t)got;
   }
   gzclose(f);
   if (!buf) {
-    snprintf(err, err_size, "out of memory reading %s", path);
+    snprintf(err, err_size, "out of memory reading %s (%zu bytes)", path, cap);
     return -1;
   }
   if (status == 0) {

@@ -593,6 +593,22 @@ def test_a_test_set_without_usable_images_is_rejected(dp_train, tmp_path, images
     assert needle in error_lines(p)[0], p.stderr
 
 
+def test_a_gzip_file_cut_short_is_rejected_even_with_its_data_whole(dp_train, tmp_path):
+    # Only the gzip trailer (the checksum and length) is missing: zlib hands over every data
+    # byte, so a reader that took the end of the input for the end of the file read on.
+    d = tmp_path / "data"
+    d.mkdir()
+    for name in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz"):
+        os.symlink(os.path.join(DATA, name), d / name)
+    whole = gzip.open(os.path.join(DATA, "t10k-labels-idx1-ubyte.gz")).read()
+    (d / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(whole)[:-8])
+    p = run(dp_train, "--data", str(d), "--limit", "512", "--epochs", "1", "--json")
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    lines = error_lines(p)
+    assert len(lines) == 1 and "t10k-labels-idx1-ubyte.gz is truncated" in lines[0], p.stderr
+
+
 def test_a_diverged_model_exits_1_instead_of_writing_nan(dp_train, tmp_path):
     csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
     p = run(dp_train, "--limit", "256", "--epochs", "1", "--lr", "1e20", "--json", "--quiet",
