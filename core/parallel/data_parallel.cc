@@ -132,19 +132,20 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
       parallel::scatter_inputs(inputs, broadcast, device_ids_, so, stats_);
   last_devices_ = scattered.devices;
   if (inputs.empty()) {
-    // No inputs: the module runs once, on device_ids[0] (SPEC 3.3).
+    // No inputs: the module runs once, on device_ids[0] (SPEC 3.3); with several devices
+    // its outputs are then gathered as one replica's, as PyTorch does.
     last_devices_ = {device_ids_[0]};
     PhaseTimer timer(stats_.get(), Phase::kApply);
     return {(*module_)({})};
   }
-  if (ran_directly()) {
-    // One device in use, device_ids[0]: the module itself on its chunk, no gather (SPEC
-    // 3.4). (One chunk elsewhere, chunk_sizes having skipped device_ids[0], runs as a
-    // replica and is gathered to output_device.)
+  if (runs_directly()) {
+    // One device: the module itself on its chunk, no gather (SPEC 3.4).
     PhaseTimer timer(stats_.get(), Phase::kApply);
     return {module_->run_forward_on(device_ids_[0],
                                     [&] { return module_->forward(scattered.inputs[0]); })};
   }
+  // Several devices: the chunks' replicas, gathered to output_device however few chunks
+  // the batch made (one chunk runs the original alone, as replica 0).
   // With explicit chunk sizes device_ids[0] may get no rows: the module (which lives
   // there) is still replica 0 of the broadcast, but only the others run.
   const bool skip_first = scattered.devices[0] != device_ids_[0];
@@ -177,7 +178,8 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     // either.
     parallel::AliasReadGuard guard(parallel::aliased_broadcast_memory(
         inputs, broadcast, scattered.devices, options_.alias_cpu));
-    outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_);
+    outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_,
+                                       skip_first ? 1 : 0);
   }
   if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
   if (cacheable && !(cached_versions_ == parallel::state_versions(*module_))) {
@@ -222,7 +224,7 @@ std::vector<Tensor> DataParallel::forward(const std::vector<Tensor>& inputs,
                                           const std::vector<bool>& broadcast) {
   trace::Span span("data parallel forward");
   auto outputs = run(inputs, broadcast);
-  if (ran_directly()) return outputs[0];
+  if (runs_directly()) return outputs[0];
   if (options_.no_gather) {
     std::vector<Tensor> flat;
     for (auto& list : outputs) flat.insert(flat.end(), list.begin(), list.end());
@@ -246,19 +248,21 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   } catch (const Error& e) {
     throw Error(Code::kInvalidArgument, e.what());  // as the wrapper's constructor
   }
+  // The wrapper's checks, in its order: the module's device before any input moves.
+  check_module_on(module, device_ids[0]);
+  parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
   parallel::ScatterOptions so;
   so.dim = dim;
   auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
-  check_module_on(module, device_ids[0]);
-  parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
-  if (inputs.empty()) return module({});
-  if (scattered.devices.size() == 1) {
-    return module.run_forward_on(scattered.devices[0],
-                                 [&] { return module.forward(scattered.inputs[0]); });
-  }
-  auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
   std::vector<std::vector<Tensor>> outputs;
-  {
+  if (inputs.empty()) {
+    outputs = {module({})};
+    if (device_ids.size() == 1) return outputs[0];
+  } else if (device_ids.size() == 1) {
+    return module.run_forward_on(device_ids[0],
+                                 [&] { return module.forward(scattered.inputs[0]); });
+  } else {
+    auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
     parallel::AliasReadGuard guard(
         parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
     outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);

@@ -61,10 +61,8 @@ class DataParallel {
   void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas);
   void check_balance() const;
   void drop_cache();
-  // Whether the last run called the module itself: one device in use, device_ids[0].
-  bool ran_directly() const {
-    return last_devices_.size() == 1 && last_devices_[0] == device_ids_[0];
-  }
+  // Whether a forward calls the module itself, without replicas or a gather: one device.
+  bool runs_directly() const { return device_ids_.size() == 1; }
 
   std::shared_ptr<Module> module_;
   std::vector<Device> device_ids_;

@@ -17,7 +17,7 @@ void check_not_inside_a_replica(const char* what, size_t devices) {
 std::vector<std::vector<Tensor>> parallel_apply(
     const std::vector<std::shared_ptr<Module>>& replicas,
     const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
-    std::shared_ptr<PhaseStats> stats) {
+    std::shared_ptr<PhaseStats> stats, size_t first_index) {
   PhaseTimer timer(stats.get(), Phase::kApply);
   DP_CHECK(replicas.size() == inputs.size() && replicas.size() == devices.size(), kInvalidArgument,
            "parallel_apply: " << replicas.size() << " replicas, " << inputs.size()
@@ -46,7 +46,7 @@ std::vector<std::vector<Tensor>> parallel_apply(
   AliasReadGuard guard(aliased_parameter_memory(replicas));
   const bool several = replicas.size() > 1;
   auto run_replica = [&](size_t i) {
-    trace::Span span("replica forward", static_cast<int64_t>(i));
+    trace::Span span("replica forward", static_cast<int64_t>(first_index + i));
     struct Mark {  // restored on the way out, exception or not
       bool before = ThreadState::current().in_replica;
       explicit Mark(bool on) { ThreadState::current().in_replica = before || on; }
@@ -78,7 +78,7 @@ std::vector<std::vector<Tensor>> parallel_apply(
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i]) continue;
     const std::string where =
-        "in replica " + std::to_string(i) + " on device " + devices[i].str() + ": ";
+        "in replica " + std::to_string(first_index + i) + " on device " + devices[i].str() + ": ";
     try {
       std::rethrow_exception(errors[i]);
     } catch (const Error& e) {

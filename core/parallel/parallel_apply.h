@@ -12,10 +12,12 @@
 
 namespace dp::parallel {
 
+// Replicas are numbered in errors and traces from `first_index` (DataParallel passes 1
+// when its chunk sizes leave replica 0 out).
 std::vector<std::vector<Tensor>> parallel_apply(
     const std::vector<std::shared_ptr<Module>>& replicas,
     const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
-    std::shared_ptr<PhaseStats> stats);
+    std::shared_ptr<PhaseStats> stats, size_t first_index = 0);
 
 // Throws kState when this thread runs a replica of a parallel_apply over several devices
 // and `what` would run over several devices too: a DataParallel inside a module that is

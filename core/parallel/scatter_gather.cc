@@ -119,7 +119,10 @@ std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outpu
     }
     bool all_scalars = true;
     for (const Tensor& t : column) all_scalars = all_scalars && t.ndim() == 0;
-    if (all_scalars && dim == 0) {
+    if (all_scalars) {
+      DP_CHECK(dim == 0, kShapeMismatch,
+               "gather: output " << i << " is 0-dim on every replica and dim = " << dim
+                                 << " (only dim 0 gathers scalars)");
       if (warn) {
         warn("gather: every replica returned a scalar for output " + std::to_string(i) +
              "; they are gathered into a vector of " + std::to_string(column.size()) +
@@ -131,6 +134,9 @@ std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outpu
     const int d = wrap_dim(dim, std::max(first.ndim(), 1), "dim");
     for (size_t r = 1; r < column.size(); ++r) {
       const Tensor& t = column[r];
+      DP_CHECK(t.dtype() == first.dtype(), kDtypeMismatch,
+               "gather: replica " << r << " output " << i << " is " << dtype_name(t.dtype())
+                                  << " but replica 0's is " << dtype_name(first.dtype()));
       bool fits = t.ndim() == first.ndim() && t.ndim() > 0;
       for (int k = 0; fits && k < t.ndim(); ++k) fits = k == d || t.shape()[k] == first.shape()[k];
       DP_CHECK(fits, kShapeMismatch,
@@ -138,9 +144,6 @@ std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outpu
                                   << " but replica 0's has shape " << shape_str(first.shape())
                                   << " (they may differ only along dim " << d << ")");
     }
-    DP_CHECK(
-        first.ndim() > 0, kShapeMismatch,
-        "gather: output " << i << " is 0-dim and dim = " << dim << " (only dim 0 gathers scalars)");
     result.push_back(parallel::gather(column, device, d, alias_cpu, stats));
   }
   return result;

@@ -443,9 +443,9 @@ static void adopt_checkpoint_settings(options* o) {
 }
 
 /* Moves *t (a reference the caller owns) to the device of `like`, if it is elsewhere. The
-   labels go where the logits are: on the output device when DataParallel gathered them,
-   on the first device when that one device ran the module alone (a single device, or a
-   batch of one chunk). */
+   labels go where the logits are: on the output device when DataParallel gathered them
+   (always, with several devices), on the device itself when a single device ran the
+   module alone. */
 static void move_to_device_of(dp_tensor** t, const dp_tensor* like) {
   dp_device want, have;
   check(dp_tensor_device(like, &want), "device");

@@ -786,11 +786,13 @@ DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* 
 /**
  * One forward. inputs[0..n_inputs) are borrowed; broadcast (may be NULL) marks inputs to
  * copy whole to every device instead of splitting. Outputs: the module's outputs
- * gathered on the output device (no_gather: each replica's, replica by replica); when
- * one device is in use, device_ids[0] (a batch that makes one chunk, or no inputs), the
- * module runs itself and its outputs are returned as they are, on device_ids[0] (SPEC
- * 3.3-3.4; PyTorch gathers unless device_ids has one entry). Up to `capacity` new
- * references go to outputs[] and their count to *n_outputs.
+ * gathered on the output device (no_gather: each replica's, replica by replica). With
+ * one device id the module runs itself and its outputs are returned as they are (SPEC
+ * 3.4). With several, a batch that makes one chunk (or no inputs) runs the original alone
+ * as replica 0 and its outputs are still gathered to the output device (a scalar into a
+ * vector of one value), as in PyTorch; unlike PyTorch, whose lone replica is a copy, a
+ * parameter that this one forward does not use then gets no gradient rather than zeros.
+ * Up to `capacity` new references go to outputs[] and their count to *n_outputs.
  * Errors: DP_ERR_DEVICE_MISMATCH (the module is not on device_ids[0]: the message names
  * both), DP_ERR_SHAPE_MISMATCH (a 0-dim input to split; outputs that cannot be gathered:
  * the message names the replica and the shapes), DP_ERR_OUT_OF_RANGE (capacity too

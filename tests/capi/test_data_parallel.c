@@ -528,7 +528,37 @@ static void without_inputs_the_module_runs_once_on_device_ids_0(void** state) {
   recorder_destroy(&rec);
 }
 
-static void one_device_in_use_calls_the_module_directly_and_returns_its_output(void** state) {
+static void one_device_calls_the_module_directly_and_returns_its_output(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  recorder rec;
+  recorder_init(&rec, FWD_MUL_W);
+  dp_module* m = recording_module(ctx, &rec, kW2, 2, cpu_dev(0));
+  dp_tensor* w = param(m, "w");
+  const dp_device ids[1] = {{DP_DEVICE_CPU, 0}};
+  dp_data_parallel* dp = make_dp(m, ids, 1, NULL, 0, NULL);
+  dp_tensor* x = seq_matrix(ctx, 3, 2, cpu_dev(0));
+  dp_tensor* y = forward1(dp, x);
+  assert_int_equal(rec.calls, 1);
+  assert_int_equal(rec.calls_on[0], 1);
+  assert_ptr_equal(rec.w_ptr[0], data_of(w));   /* self is the original module */
+  assert_ptr_equal(data_of(y), rec.out_ptr[0]); /* its very output, not a gathered copy */
+  assert_on_device(y, 0);
+  float got[6], want[6];
+  read_f32(y, got, 6);
+  for (int k = 0; k < 6; ++k) want[k] = seq_value(k) * kW2[k % 2];
+  assert_close_f32(got, want, 6, 0, 0);
+  dp_tensor_release(y);
+  dp_tensor_release(x);
+  dp_tensor_release(w);
+  dp_data_parallel_release(dp);
+  dp_module_release(m);
+  recorder_destroy(&rec);
+}
+
+/* A batch of one row over four devices makes one chunk: as in PyTorch, the original runs
+   alone (replica 0, no copies) and its output is still gathered to output_device, so a
+   training loop's labels on output_device meet it there whatever the batch. */
+static void one_chunk_over_several_devices_runs_the_original_and_gathers_it(void** state) {
   dp_context* ctx = (dp_context*)*state;
   recorder rec;
   recorder_init(&rec, FWD_MUL_W);
@@ -538,14 +568,14 @@ static void one_device_in_use_calls_the_module_directly_and_returns_its_output(v
   o.alias_cpu = 0; /* replicas would then have parameters of their own */
   dp_device ids[4];
   cpu_range(ids, 4, 0);
-  dp_data_parallel* dp = make_dp(m, ids, 4, NULL, 0, &o);
-  dp_tensor* x = seq_matrix(ctx, 1, 2, cpu_dev(0)); /* batch 1 over 4 devices */
+  const dp_device out_dev = cpu_dev(3);
+  dp_data_parallel* dp = make_dp(m, ids, 4, &out_dev, 0, &o);
+  dp_tensor* x = seq_matrix(ctx, 1, 2, cpu_dev(0));
   dp_tensor* y = forward1(dp, x);
   assert_int_equal(rec.calls, 1);
   assert_int_equal(rec.calls_on[0], 1);
-  assert_ptr_equal(rec.w_ptr[0], data_of(w));   /* self is the original module */
-  assert_ptr_equal(data_of(y), rec.out_ptr[0]); /* its very output, not a gathered copy */
-  assert_on_device(y, 0);
+  assert_ptr_equal(rec.w_ptr[0], data_of(w)); /* self is the original module */
+  assert_on_device(y, 3);
   float got[2];
   read_f32(y, got, 2);
   const float want[2] = {seq_value(0) * kW2[0], seq_value(1) * kW2[1]};
@@ -1555,6 +1585,32 @@ static void replica_error_names_lowest_failing_replica_and_its_device(void** sta
   recorder_destroy(&rec);
 }
 
+/* Chunk sizes that give device_ids[0] no rows leave replica 0 (the original) out of the
+   run: the replica on device_ids[2] is still replica 2 in the message. */
+static void a_replica_error_keeps_its_number_when_chunk_sizes_skip_the_first_device(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  recorder rec;
+  recorder_init(&rec, FWD_MUL_W);
+  rec.fail_mask = 1u << 2;
+  dp_module* m = recording_module(ctx, &rec, kW2, 2, cpu_dev(0));
+  dp_data_parallel_options o = DP_DATA_PARALLEL_OPTIONS_INIT;
+  const int64_t sizes[3] = {0, 2, 2};
+  o.chunk_sizes = sizes;
+  o.n_chunk_sizes = 3;
+  dp_device ids[3];
+  cpu_range(ids, 3, 0);
+  dp_data_parallel* dp = make_dp(m, ids, 3, NULL, 0, &o);
+  dp_tensor* x = seq_matrix(ctx, 4, 2, cpu_dev(0));
+  dp_tensor* out[1] = {NULL};
+  size_t n = 0;
+  ASSERT_ERROR(dp_data_parallel_forward(dp, &x, NULL, 1, out, 1, &n), DP_ERR_CALLBACK,
+               "in replica 2 on device cpu:2: ");
+  dp_tensor_release(x);
+  dp_data_parallel_release(dp);
+  dp_module_release(m);
+  recorder_destroy(&rec);
+}
+
 static void every_replica_still_runs_when_some_fail(void** state) {
   dp_context* ctx = (dp_context*)*state;
   recorder rec;
@@ -1784,6 +1840,19 @@ static void scalar_outputs_gather_into_a_vector_with_a_warning(void** state) {
   assert_non_null(strstr(cap.last, "scalar"));
   dp_tensor_release(y);
   dp_tensor_release(x);
+  /* One row makes one chunk: its scalar is gathered too, into a vector of one value. */
+  x = seq_matrix(ctx, 1, 2, cpu_dev(0));
+  y = forward1(dp, x);
+  ASSERT_OK(dp_tensor_ndim(y, &nd));
+  assert_int_equal(nd, 1);
+  ASSERT_OK(dp_tensor_dim(y, 0, &len));
+  assert_int_equal(len, 1);
+  read_f32(y, got, 1);
+  assert_true(got[0] == seq_value(0) + seq_value(1));
+  assert_int_equal(cap.warnings, 2);
+  assert_non_null(strstr(cap.last, "a vector of 1 values"));
+  dp_tensor_release(y);
+  dp_tensor_release(x);
   dp_data_parallel_release(dp);
   dp_module_release(m);
   recorder_destroy(&rec);
@@ -1978,6 +2047,14 @@ static void data_parallel_apply_does_not_move_the_module(void** state) {
   dp_tensor* w = param(m, "weight");
   assert_on_device(w, 0);
   dp_tensor_release(w);
+  /* The module's device is checked before the inputs are scattered, as the wrapper does:
+     a 0-dim input, which scatter refuses, still gives the device error. */
+  const int64_t no_dims[1] = {0};
+  dp_tensor* scalar = NULL;
+  ASSERT_OK(dp_tensor_zeros(ctx, DP_FLOAT32, no_dims, 0, cpu_dev(0), &scalar));
+  ASSERT_ERROR(dp_data_parallel_apply(m, &scalar, NULL, 1, ids, 1, NULL, 0, fo, 1, &n),
+               DP_ERR_DEVICE_MISMATCH, "cpu:3");
+  dp_tensor_release(scalar);
   /* On the module's own device it runs and still does not move it. */
   const dp_device ids2[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
   ASSERT_OK(dp_data_parallel_apply(m, &x, NULL, 1, ids2, 2, NULL, 0, fo, 1, &n));
@@ -2494,7 +2571,8 @@ int main(void) {
       cmocka_unit_test(forward_rejects_a_buffer_off_device_ids_0),
       cmocka_unit_test(inputs_are_scattered_even_with_one_device),
       cmocka_unit_test(without_inputs_the_module_runs_once_on_device_ids_0),
-      cmocka_unit_test(one_device_in_use_calls_the_module_directly_and_returns_its_output),
+      cmocka_unit_test(one_device_calls_the_module_directly_and_returns_its_output),
+      cmocka_unit_test(one_chunk_over_several_devices_runs_the_original_and_gathers_it),
       cmocka_unit_test(several_devices_replicate_apply_and_gather),
       /* Section 4 */
       cmocka_unit_test(scatter_splits_ten_rows_over_four_devices_as_3_3_3_1),
@@ -2534,6 +2612,7 @@ int main(void) {
       cmocka_unit_test(each_device_has_one_persistent_worker),
       cmocka_unit_test(the_callers_grad_mode_holds_in_every_replica),
       cmocka_unit_test(replica_error_names_lowest_failing_replica_and_its_device),
+      cmocka_unit_test(a_replica_error_keeps_its_number_when_chunk_sizes_skip_the_first_device),
       cmocka_unit_test(every_replica_still_runs_when_some_fail),
       cmocka_unit_test(the_wrapper_stays_usable_after_a_replica_fails),
       /* Section 7 */

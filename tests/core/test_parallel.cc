@@ -25,6 +25,7 @@
 #include "parallel/data_parallel.h"
 #include "parallel/parallel_apply.h"
 #include "parallel/replicate.h"
+#include "parallel/scatter_gather.h"
 #include "test_context.h"
 #include "test_models.h"
 
@@ -668,6 +669,38 @@ TEST(DataParallelComm, ReduceAddSumsAcrossDevices) {
     parts.push_back(ops::full(ctx, {4}, DType::kFloat32, cpu(d), d + 1.0));
   EXPECT_EQ(host(comm::reduce_add(parts, cpu(1))), std::vector<float>(4, 6.0f));
   EXPECT_EQ(comm::reduce_add(parts, cpu(1)).device(), cpu(1));
+}
+
+// Gather's errors name the replica and output, whatever the outputs' ranks and dtypes.
+TEST(DataParallelGather, ErrorsNameTheOutputForScalarsOffDimZeroAndMixedDtypes) {
+  auto ctx = make_ctx(2);
+  auto expect_error = [&](const std::vector<std::vector<Tensor>>& outputs, int dim, Code code,
+                          const std::string& needle) {
+    try {
+      parallel::gather_outputs(outputs, cpu(0), dim, true, nullptr, nullptr);
+      ADD_FAILURE() << "gathered; expected \"" << needle << "\"";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const Tensor s0 = ops::full(ctx, {}, DType::kFloat32, cpu(0), 1.0);
+  const Tensor s1 = ops::full(ctx, {}, DType::kFloat32, cpu(1), 2.0);
+  // Scalars gather along dim 0 only; -1 and 1 used to fail on the range of dim, or as a
+  // shape mismatch between two identical shapes [].
+  for (int dim : {1, -1}) {
+    expect_error({{s0}, {s1}}, dim, Code::kShapeMismatch,
+                 "gather: output 0 is 0-dim on every replica and dim = " + std::to_string(dim));
+  }
+  const Tensor f32 = ops::zeros(ctx, {2, 3}, DType::kFloat32, cpu(0));
+  const Tensor f64 = ops::zeros(ctx, {2, 3}, DType::kFloat64, cpu(1));
+  expect_error({{f32}, {f64}}, 0, Code::kDtypeMismatch,
+               "gather: replica 1 output 0 is float64 but replica 0's is float32");
+  // One replica's scalar becomes a vector of one value, as PyTorch's gather makes it.
+  const Tensor one = parallel::gather_outputs({{s1}}, cpu(0), 0, true, nullptr, nullptr)[0];
+  EXPECT_EQ(one.shape(), Shape{1});
+  EXPECT_EQ(one.device(), cpu(0));
+  EXPECT_EQ(host(one), std::vector<float>{2.0f});
 }
 
 TEST(DataParallelComm, ChunkSizesFollowTorchChunk) {

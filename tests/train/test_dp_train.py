@@ -620,8 +620,9 @@ def test_a_diverged_model_exits_1_instead_of_writing_nan(dp_train, tmp_path):
 
 @pytest.mark.parametrize("devices,batch", [("cpu:0", "256"), ("cpu:0,cpu:1", "1")])
 def test_one_device_in_use_with_another_output_device_trains(dp_train, tmp_path, devices, batch):
-    # One device in use (a single device, or a batch of one row: one chunk) runs the module
-    # alone, without a gather, so the logits stay on the first device, not on cpu:1.
+    # A single device runs the module alone, without a gather, so the logits stay on cpu:0,
+    # not on the output device cpu:1; a batch of one row over two devices (one chunk) is
+    # gathered to cpu:1. The labels must meet the logits either way.
     p = run(dp_train, "--limit", "2048" if batch == "256" else "64", "--epochs", "1",
             "--batch", batch, "--devices", devices, "--output-device", "cpu:1", "--json",
             "--quiet")
