@@ -171,6 +171,12 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   }
   std::vector<std::shared_ptr<Module>> running = replicas;
   if (skip_first) running.erase(running.begin());
+  // The running replicas' buffer versions before they run: buffer sync averages only the
+  // buffers some replica wrote, and a cached replica set whose buffers a forward wrote is
+  // dropped (the next forward would see their writes, which SPEC 5 says are lost).
+  const bool sync = options_.buffer_sync == BufferSync::kAverage && module_->is_training();
+  std::vector<std::vector<uint64_t>> before;
+  if (sync || cacheable) before = buffer_versions(running);
   std::vector<std::vector<Tensor>> outputs;
   {
     // parallel_apply guards the parameters the replicas alias; the broadcast inputs that
@@ -181,20 +187,33 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_,
                                        skip_first ? 1 : 0);
   }
-  if (options_.buffer_sync == BufferSync::kAverage && module_->is_training()) sync_buffers(running);
-  if (cacheable && !(cached_versions_ == parallel::state_versions(*module_))) {
+  if (sync) sync_buffers(running, before);
+  if (cacheable && (!(cached_versions_ == parallel::state_versions(*module_)) ||
+                    buffer_versions(running) != before)) {
     // The forward changed the original's state (replica 0's BatchNorm statistics in train
-    // mode, buffer sync): the other replicas hold the old copies.
+    // mode, buffer sync), whose copies the other replicas hold, or a replica's own buffers.
     drop_cache();
   }
   return outputs;
 }
 
-void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas) {
+std::vector<std::vector<uint64_t>> DataParallel::buffer_versions(
+    const std::vector<std::shared_ptr<Module>>& replicas) {
+  std::vector<std::vector<uint64_t>> versions;
+  for (const auto& r : replicas) {
+    versions.emplace_back();
+    for (const auto& [name, b] : r->named_buffers()) versions.back().push_back(b.version());
+  }
+  return versions;
+}
+
+void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas,
+                                const std::vector<std::vector<uint64_t>>& before) {
   // The original's floating buffers become the mean over the replicas that ran (replica 0
   // is the original itself, absent when chunk_sizes gave device_ids[0] no rows); integer
   // buffers (num_batches_tracked) take the count of the first replica that ran: every
-  // replica counted the same batches, the original none when it was skipped.
+  // replica counted the same batches, the original none when it was skipped. A buffer no
+  // replica wrote stays as it is: the float32 mean of k equal copies need not equal them.
   GradModeGuard no_grad(false);
   const auto mine = module_->named_buffers();
   std::vector<Module::Named> theirs;
@@ -202,6 +221,10 @@ void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& repl
   const double scale = 1.0 / static_cast<double>(replicas.size());
   for (size_t j = 0; j < mine.size(); ++j) {
     const Tensor& b = mine[j].second;
+    bool written = false;
+    for (size_t r = 0; r < replicas.size(); ++r)
+      written = written || theirs[r][j].second.version() != before[r][j];
+    if (!written) continue;
     if (!is_floating(b.dtype())) {
       if (replicas[0] != module_) ops::copy_(b, theirs[0][j].second);
       continue;

@@ -58,7 +58,11 @@ class DataParallel {
  private:
   std::vector<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                        const std::vector<bool>& broadcast);
-  void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas);
+  void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas,
+                    const std::vector<std::vector<uint64_t>>& versions_before);
+  // Each replica's buffers' version counters, in named_buffers() order.
+  static std::vector<std::vector<uint64_t>> buffer_versions(
+      const std::vector<std::shared_ptr<Module>>& replicas);
   void check_balance() const;
   void drop_cache();
   // Whether a forward calls the module itself, without replicas or a gather: one device.

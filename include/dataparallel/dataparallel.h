@@ -732,8 +732,9 @@ typedef struct dp_data_parallel dp_data_parallel;
 typedef enum dp_buffer_sync {
   /** PyTorch's behaviour: buffers (BatchNorm statistics) keep replica 0's updates only. */
   DP_BUFFER_SYNC_NONE = 0,
-  /** After each training forward, the module's floating buffers become the mean over
-      all replicas, so running statistics see the whole batch. */
+  /** After each training forward, the module's floating buffers that a replica wrote
+      become the mean over all replicas, so running statistics see the whole batch
+      (buffers no replica wrote are left exactly as they were). */
   DP_BUFFER_SYNC_AVERAGE = 1,
   DP_ENUM_RANGE(DP_BUFFER_SYNC)
 } dp_buffer_sync;
@@ -749,8 +750,10 @@ typedef struct dp_data_parallel_options {
       replica, instead of gathering them (compute the loss per device, gather scalars). */
   int no_gather;
   /** Non-zero: keep the replicas between forwards while grad mode is off and no
-      parameter or buffer has changed (version counters): repeated inference skips the
-      broadcast. */
+      parameter or buffer has changed (version counters, the replicas' own buffers
+      included): repeated inference skips the broadcast. A write that bypasses the
+      counters (through dp_tensor_data, borrowed memory or a DLPack export) is not seen:
+      replicas holding copies (CUDA, or alias_cpu off) then keep the old values. */
   int cache_replicas;
   dp_buffer_sync buffer_sync;
   /** Non-zero (default): CPU devices share memory, so replicas of parameters, broadcast
