@@ -159,6 +159,8 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
     const dp::Tensor& x = unwrap(input, "input");
     out_ptr(outs, "outs");
     out_ptr(n_out, "n_out");
+    DP_CHECK(x.ndim() > 0, kShapeMismatch, "input is a 0-dim tensor, which cannot be scattered");
+    dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
     dp::parallel::ScatterOptions so;
     so.dim = dim;
     if (chunk_sizes) so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);

@@ -44,18 +44,17 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
                                                std::shared_ptr<PhaseStats> stats) {
   PhaseTimer timer(stats.get(), Phase::kReplicate);
   DP_CHECK(!devices.empty(), kInvalidArgument, "replicate: no devices");
+  for (const auto& [what, list] : {std::pair{"parameter", module.named_parameters()},
+                                   std::pair{"buffer", module.named_buffers()}}) {
+    for (const auto& [name, t] : list) {
+      DP_CHECK(t.device() == devices[0], kDeviceMismatch,
+               "replicate: " << what << " \"" << name << "\" is on " << t.device().str()
+                             << " but the module must be on the first device, "
+                             << devices[0].str());
+    }
+  }
   std::vector<Tensor> params, buffers;
   collect(module, &params, &buffers);
-  for (const Tensor& t : params) {
-    DP_CHECK(t.device() == devices[0], kDeviceMismatch,
-             "replicate: a parameter is on " << t.device().str() << " but the module must be on "
-                                             << devices[0].str() << " (device_ids[0])");
-  }
-  for (const Tensor& t : buffers) {
-    DP_CHECK(t.device() == devices[0], kDeviceMismatch,
-             "replicate: a buffer is on " << t.device().str() << " but the module must be on "
-                                          << devices[0].str() << " (device_ids[0])");
-  }
   std::vector<std::shared_ptr<Module>> replicas{module.shared_from_this()};
   if (devices.size() == 1) return replicas;
 

@@ -65,7 +65,8 @@ ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
              "inputs[" << i
                        << "] is a 0-dim tensor, which cannot be scattered (mark it "
                           "broadcast to copy it to every device)");
-    const int dim = wrap_dim(options.dim, inputs[i].ndim(), "dim");
+    const std::string what = "dim (scattering inputs[" + std::to_string(i) + "])";
+    const int dim = wrap_dim(options.dim, inputs[i].ndim(), what.c_str());
     sizes[i] = sizes_for(inputs[i], dim, devices, options.chunk_sizes, i);
     replicas = std::min(replicas, sizes[i].size());
   }

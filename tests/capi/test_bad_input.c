@@ -1533,6 +1533,9 @@ CALL(data_parallel_apply__output_device_cpu_2,
      dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, &(dp_device){DP_DEVICE_CPU, 2},
                             0, o->ts, 4, &o->z))
+CALL(data_parallel_apply__dim_5,
+     dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
+                            (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 5, o->ts, 4, &o->z))
 CALL(data_parallel_apply__outputs_null,
      dp_data_parallel_apply(f->lin, (dp_tensor* const[]){f->x}, NULL, 1,
                             (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, NULL, 4, &o->z))
@@ -2825,7 +2828,7 @@ static const row kRows[] = {
         "chunk_sizes sum to 3 but inputs[0] has size 2 along dim 0"),
     ROW(scatter__dim_2, DP_ERR_OUT_OF_RANGE, "dim = 2"),
     ROW(scatter__scalar_input, DP_ERR_SHAPE_MISMATCH,
-        "is a 0-dim tensor, which cannot be scattered"),
+        "input is a 0-dim tensor, which cannot be scattered"),
     /* Was a library bug: the message is "tensors is empty (n = 2)": a NULL array with a count of 2
        is reported as empty */
     ROW(gather__tensors_null, DP_ERR_INVALID_ARGUMENT, "tensors is NULL"),
@@ -2852,7 +2855,8 @@ static const row kRows[] = {
         "devices[1] = cpu:2 but only 2 CPU devices exist"),
     ROW(replicate__device_type_5, DP_ERR_INVALID_ARGUMENT, "devices[1] has device type 5"),
     ROW(replicate__module_not_on_devices_0, DP_ERR_DEVICE_MISMATCH,
-        "replicate: a parameter is on cpu:0 but the module must be on cpu:1"),
+        "replicate: parameter \"weight\" is on cpu:0 but the module must be on the first "
+        "device, cpu:1"),
     /* Was a library bug: the message is "replicas is empty (n = 1)": a NULL array with a count of 1
        is reported as empty */
     ROW(parallel_apply__replicas_null, DP_ERR_INVALID_ARGUMENT, "replicas is NULL"),
@@ -2897,6 +2901,8 @@ static const row kRows[] = {
        section 2), but data_parallel() calls check_device without that translation */
     ROW(data_parallel_apply__output_device_cpu_2, DP_ERR_INVALID_ARGUMENT,
         "output_device = cpu:2 but only 2 CPU devices exist"),
+    ROW(data_parallel_apply__dim_5, DP_ERR_OUT_OF_RANGE,
+        "dim (scattering inputs[0]) = 5 is out of range for a tensor with 2 dimensions"),
     ROW(data_parallel_apply__outputs_null, DP_ERR_INVALID_ARGUMENT,
         "outputs is NULL but capacity = 4"),
     ROW(data_parallel_apply__capacity_0, DP_ERR_OUT_OF_RANGE,
