@@ -319,6 +319,13 @@ void CudaBackend::synchronize(int dev) {
   check_data_errors();
 }
 
+void CudaBackend::synchronize_hardware(int dev) {
+  CudaDevice& d = worker_device(dev);
+  DeviceGuard guard(d.gpu);
+  check_cuda(host_, d.where, cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_data_errors();
+}
+
 void CudaBackend::check_data_errors() {
   std::lock_guard<std::mutex> lock(data_error_mu_);
   for (auto& dev : devices_) {

@@ -105,6 +105,7 @@ class CudaBackend final : public Backend {
   void worker_started(int dev) override;
   void worker_stopping(int dev) override;
   void synchronize(int dev) override;
+  void synchronize_hardware(int dev) override;
 
   void* allocate(int dev, size_t nbytes) override;
   void deallocate(int dev, void* ptr, size_t nbytes) noexcept override;

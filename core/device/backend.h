@@ -103,6 +103,9 @@ class Backend {
   virtual void worker_stopping(int dev) = 0;
   // Waits until all work queued on the device has finished.
   virtual void synchronize(int dev) = 0;
+  // Waits until all work on the device's hardware has finished, this library's and any
+  // other's in the process (another library's streams, before its memory is borrowed).
+  virtual void synchronize_hardware(int dev) { synchronize(dev); }
 
   // --- memory (any thread) ---
   // At least 64-byte aligned. Raises kOutOfMemory when it cannot.

@@ -125,6 +125,12 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
   void* data = reinterpret_cast<void*>(addr);
   DP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0 || n == 0, kNotSupported,
            "DLPack data is not aligned to " << dtype_size(dtype) << " bytes");
+  if (device.type == DeviceType::kCuda) {
+    // The producer may still be writing this memory on a stream of its own (PyTorch's
+    // current stream), which this library's streams do not wait for: all work on the GPU
+    // finishes first, as an export waits for this library's own.
+    ctx->run(device, [&] { ctx->backend(DeviceType::kCuda).synchronize_hardware(device.index); });
+  }
   // The deleter fires only once the tensor exists: if building it throws (out of memory),
   // src stays the caller's, as promised.
   auto armed = std::make_shared<bool>(false);

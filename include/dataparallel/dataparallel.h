@@ -320,6 +320,9 @@ DP_EXPORT dp_result dp_tensor_to_dlpack(const dp_tensor* t, struct DLManagedTens
 /**
  * Imports a DLManagedTensor without copying. Supported: kDLCPU (as CPU device 0) and,
  * with CUDA devices, kDLCUDA; dtypes float32, float64, int64; compact row-major strides.
+ * CUDA memory: the call first waits until all work on that GPU has finished (the
+ * producer may still be writing it on a stream of its own); a producer that writes it
+ * afterwards must synchronise with this library itself (dp_device_synchronize).
  * On success the library owns `src` and calls its deleter when done; on failure
  * ownership stays with the caller (the deleter is not called).
  */

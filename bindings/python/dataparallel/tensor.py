@@ -79,7 +79,8 @@ class Tensor(Handle):
     def from_dlpack(cls, ctx, obj):
         """A tensor sharing the memory of `obj`: an object with __dlpack__ (a NumPy array, a
         torch tensor, a Tensor) or an unconsumed DLPack capsule. CPU memory becomes CPU
-        device 0's; CUDA memory needs the context's CUDA devices."""
+        device 0's; CUDA memory needs the context's CUDA devices, and the import waits
+        until the producer's work on that GPU has finished."""
         capsule = obj.__dlpack__() if hasattr(obj, "__dlpack__") else obj
         return _wrap(capi.dp_tensor_from_dlpack(ctx._h, capsule), ctx)
 
