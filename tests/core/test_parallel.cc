@@ -773,6 +773,8 @@ TEST(DataParallelImbalance, WarnsOnMemoryBelowThreeQuartersNamingBothGpus) {
   const std::vector<Device> d{cuda(0), cuda(1)};
   EXPECT_EQ(imbalance_warning(d, {80, 80}, {132, 132}), "");
   EXPECT_EQ(imbalance_warning(d, {80, 61}, {132, 132}), "");  // 76%: balanced
+  EXPECT_EQ(imbalance_warning(d, {80, 60}, {132, 132}), "");  // exactly 75%: balanced
+  EXPECT_NE(imbalance_warning(d, {80000, 59999}, {132, 132}), "");  // just under: warns
   const std::string w = imbalance_warning(d, {80, 40}, {132, 132});
   EXPECT_NE(w.find("cuda:1 has less than 75% of the memory of cuda:0"), std::string::npos) << w;
 }
