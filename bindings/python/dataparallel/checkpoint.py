@@ -4,12 +4,13 @@ safetensors files that PyTorch's safetensors reader takes."""
 import os
 
 from . import capi
+from .parallel import _unwrapped
 
 __all__ = ["save", "load", "save_checkpoint", "load_checkpoint", "checkpoint_metadata"]
 
 
 def _module(m):
-    return getattr(m, "module", m)  # a DataParallel's state is its module's
+    return _unwrapped(m)  # a DataParallel's state is its module's
 
 
 def save(module, path):

@@ -9,7 +9,6 @@ to the replica being run, which is why parameters are read through attributes ra
 kept in Python variables.
 """
 import collections
-import itertools
 import os
 import threading
 import weakref
@@ -59,6 +58,8 @@ def _raise_from_forward(error):
         if best >= 0:
             cause = _forward_failures[best][1]
             del _forward_failures[best]
+    if isinstance(cause, BaseException) and not isinstance(cause, Exception):
+        raise cause  # KeyboardInterrupt, SystemExit: the caller's own, not a library error
     if cause is not None and cause is not error:
         raise error from cause
     raise error
@@ -441,16 +442,16 @@ class Sigmoid(_Activation):
 
 
 class Dropout(_Layer):
-    """Zeroes elements with probability p in train mode. Run inside a Python module's
-    forward it draws masks from its own seed sequence (ops.dropout)."""
+    """Zeroes elements with probability p in train mode, drawing each mask from the
+    context's seed (a sequence per device), also inside a Python module's forward: it has
+    no tensors, so every replica runs this module itself."""
 
     def __init__(self, ctx, p=0.5):
         super().__init__(ctx, capi.dp_module_dropout(ctx._h, p))
         self.p = p
-        self._seeds = itertools.count(1)
 
-    def _functional(self, param, x):
-        return ops.dropout(x, self.p, self.training, next(self._seeds))
+    def _forward_in(self, handle, prefix, inputs):
+        return self._run(inputs)
 
     def _extra_repr(self):
         return f"p={self.p}"

@@ -2,13 +2,13 @@
 Adam, AdamW). Create them after moving the module; they keep the parameters alive."""
 from . import capi
 from ._handle import Handle
+from .parallel import _unwrapped
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
 
 def _module_handle(module):
-    m = getattr(module, "module", module)  # a DataParallel trains its module
-    return m._h
+    return _unwrapped(module)._h
 
 
 class Optimizer(Handle):

@@ -143,7 +143,12 @@ def gather(tensors, output_device, dim=0):
 def replicate(module, devices):
     """Replicas of module (on devices[0]) for each device: replicas[0] is the module
     itself; the others hold broadcast copies of the parameters (gradients flow back)."""
-    return [_Replica(module._ctx, h) for h in capi.dp_replicate(module._h, _devices(devices))]
+    replicas = [_Replica(module._ctx, h) for h in capi.dp_replicate(module._h, _devices(devices))]
+    for r in replicas:
+        # A Python module's forward is held weakly by its handle: each replica keeps the
+        # module alive for as long as the replica may run it.
+        r.__dict__["_source"] = module
+    return replicas
 
 
 def parallel_apply(replicas, inputs, devices):
@@ -172,3 +177,10 @@ def data_parallel(module, inputs, device_ids, output_device=None, dim=0, broadca
         _raise_from_forward(e)
     return _wrap(outs[0], module._ctx) if len(outs) == 1 else [_wrap(h, module._ctx)
                                                                for h in outs]
+
+
+def _unwrapped(module):
+    """The module a DataParallel wraps, or the module itself (an optimizer trains, and a
+    checkpoint holds, a DataParallel's module; a child that happens to be called `module`
+    is not one)."""
+    return module.module if isinstance(module, DataParallel) else module

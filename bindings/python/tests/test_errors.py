@@ -197,3 +197,14 @@ def test_failures_on_two_threads_at_once_keep_their_own_causes(ctx):
     for t in threads:
         t.join()
     assert wrong == []
+
+
+def test_keyboard_interrupt_in_a_forward_reaches_the_caller_as_itself(ctx):
+    class Interrupted(dp.Module):
+        def forward(self, x):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        Interrupted(ctx)(ctx.zeros([2]))
+    with pytest.raises(KeyboardInterrupt):
+        dp.DataParallel(Interrupted(ctx), ["cpu:0", "cpu:1"])(ctx.zeros([4, 2]))

@@ -69,6 +69,35 @@ def test_embedding_and_dropout(ctx):
     assert repr(drop) == "Dropout(p=0.5)" and repr(emb) == "Embedding(10, 3)"
 
 
+def test_dropouts_in_a_python_forward_draw_their_own_masks_from_the_context_seed():
+    # Two Dropout layers in one Python forward: each draws a fresh mask from the context's
+    # seed sequence, as the library's own Dropout modules do; the same seed repeats them.
+    def masks(seed):
+        with dp.Context(cpu_devices=2, load_cuda=False, seed=seed) as ctx:
+            class Twice(dp.Module):
+                def __init__(self, ctx):
+                    super().__init__(ctx)
+                    self.d1 = dp.Dropout(ctx, 0.5)
+                    self.d2 = dp.Dropout(ctx, 0.5)
+
+                def forward(self, x):
+                    return dp.cat([self.d1(x), self.d2(x)])
+
+            x = ctx.full([64], 1.0)
+            y = Twice(ctx)(x).numpy()
+            under_dp = dp.DataParallel(Twice(ctx), ["cpu:0", "cpu:1"])(ctx.full([64], 1.0))
+            return y[:64], y[64:], under_dp.numpy()
+
+    a1, a2, a_dp = masks(0)
+    assert not np.array_equal(a1, a2)
+    assert set(np.unique(np.concatenate([a1, a2, a_dp]))) == {0.0, 2.0}
+    b1, b2, _ = masks(0)
+    np.testing.assert_array_equal(a1, b1)
+    np.testing.assert_array_equal(a2, b2)
+    c1, _, _ = masks(123)
+    assert not np.array_equal(a1, c1)
+
+
 def test_sequential_names_indexing_and_repr(ctx):
     seq = dp.Sequential(ctx, dp.Linear(ctx, 4, 8), dp.ReLU(ctx))
     seq.append(dp.Linear(ctx, 8, 2))

@@ -60,3 +60,28 @@ def test_optimizer_of_a_data_parallel_trains_its_module(ctx):
     net(ctx.full([4, 2], 1.0)).sum().backward()
     opt.step()
     assert not np.array_equal(before, m.weight.numpy())
+
+
+def test_a_child_named_module_is_not_taken_for_a_data_parallel(ctx, tmp_path):
+    # PyTorch's wrapper pattern: a module whose child is called "module". Its optimizer
+    # must train every parameter, and its checkpoint hold every entry under its own name.
+    class Wrapper(dp.Module):
+        def __init__(self, ctx):
+            super().__init__(ctx)
+            self.module = dp.Linear(ctx, 2, 2)
+            self.register_parameter("scale", ctx.full([2], 1.0))
+
+        def forward(self, x):
+            return self.module(x) * self.scale
+
+    w = Wrapper(ctx)
+    opt = dp.SGD(w, lr=0.1)
+    w(ctx.full([3, 2], 1.0)).sum().backward()
+    opt.step()
+    assert not np.array_equal(w.scale.numpy(), [1.0, 1.0])
+    dp.save(w, tmp_path / "w.safetensors")
+    dp.save_checkpoint(tmp_path / "c.safetensors", w, opt)
+    from safetensors_plain import load_file
+    for name in ("w.safetensors", "c.safetensors"):
+        keys = {k for k in load_file(tmp_path / name) if k and not k.startswith("optimizer/")}
+        assert keys == {"scale", "module.weight", "module.bias"}, (name, keys)

@@ -1,4 +1,6 @@
 """DataParallel and its stages on two CPU devices."""
+import gc
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,15 @@ def test_stages_scatter_replicate_parallel_apply_gather(ctx, model, rng):
     np.testing.assert_allclose(dp.data_parallel(model, x, devices).numpy(), y.numpy(), rtol=1e-6)
     with pytest.raises(dp.InvalidArgumentError, match="2 replicas, 1 devices"):
         dp.parallel_apply(replicas, chunks, ["cpu:0"])
+
+
+def test_replicas_keep_their_python_module_alive(ctx):
+    class Block(dp.Module):
+        def forward(self, x):
+            return x * 2
+
+    reps = dp.replicate(Block(ctx), ["cpu:0", "cpu:1"])  # no other reference to the Block
+    gc.collect()
+    outs = dp.parallel_apply(reps, [ctx.full([2], 1.0), ctx.full([2], 3.0, device="cpu:1")],
+                             ["cpu:0", "cpu:1"])
+    assert [o.numpy().tolist() for o in outs] == [[2.0, 2.0], [6.0, 6.0]]
