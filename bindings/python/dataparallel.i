@@ -648,9 +648,22 @@ dp_result dp_py_tensor_borrow(dp_context* ctx, dp_dtype dtype, const int64_t* sh
    a (code, message) tuple for an error. It runs on the worker of the module's device,
    holding the GIL. */
 %{
+/* Whether the interpreter is going away: a thread that then asks for the GIL is ended on
+   the spot (pthread_exit), which would take a library worker's thread with it. */
+static int dp_py_finalizing(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return !Py_IsInitialized() || Py_IsFinalizing();
+#else
+  return !Py_IsInitialized() || _Py_IsFinalizing();
+#endif
+}
+
 static dp_result dp_py_forward(void* user_data, dp_module* self, dp_tensor* const* inputs,
                                size_t n_inputs, dp_tensor** outputs, size_t max_outputs,
                                size_t* n_outputs) {
+  if (dp_py_finalizing()) {
+    return dp_set_error(DP_ERR_CALLBACK, "the Python interpreter is shutting down");
+  }
   PyGILState_STATE gil = PyGILState_Ensure();
   dp_result r = DP_OK;
   PyObject* result = NULL;

@@ -1,6 +1,7 @@
 #include "device/worker.h"
 
 #include "device/trace.h"
+#include "error.h"
 
 #include <sched.h>
 
@@ -225,12 +226,23 @@ void Worker::loop(std::function<void()> on_stop) {
   if (on_stop) on_stop();
 }
 
+std::exception_ptr thread_ended_error() {
+  return std::make_exception_ptr(
+      Error(Code::kInternal,
+            "the thread running this task was ended (pthread_exit) before it "
+            "finished: is the process exiting?"));
+}
+
 void TaskGroup::submit(size_t i, Worker& w, std::function<void()> f) {
   const ThreadState state = ThreadState::current();
   w.post([this, i, state, f = std::move(f)] {
     try {
       ThreadStateScope scope(state);
       f();
+    } catch (abi::__forced_unwind&) {  // see thread_ended_error
+      errors_[i] = thread_ended_error();
+      latch_.count_down();
+      throw;
     } catch (...) {
       errors_[i] = std::current_exception();
     }
@@ -241,6 +253,10 @@ void TaskGroup::submit(size_t i, Worker& w, std::function<void()> f) {
 void TaskGroup::run(size_t i, Worker& w, const std::function<void()>& f) {
   try {
     w.run(f);
+  } catch (abi::__forced_unwind&) {
+    errors_[i] = thread_ended_error();
+    latch_.count_down();
+    throw;
   } catch (...) {
     errors_[i] = std::current_exception();
   }

@@ -6,6 +6,8 @@
 // task sees the same mode as the thread that submitted it.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -218,6 +220,12 @@ auto Worker::run(F&& f) -> std::invoke_result_t<F&> {
   return run_on_thread(std::forward<F>(f));
 }
 
+// A thread ended by pthread_exit while it runs a task (an embedding runtime ending its
+// threads, such as Python at exit ending one that waits for its lock) unwinds with
+// abi::__forced_unwind, which no catch may swallow (glibc aborts the process). The task's
+// waiter gets this error instead of its result, and the unwinding goes on.
+std::exception_ptr thread_ended_error();
+
 template <class F>
 auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
   using R = std::invoke_result_t<F&>;
@@ -230,6 +238,10 @@ auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
       try {
         ThreadStateScope scope(state);
         f();
+      } catch (abi::__forced_unwind&) {
+        error = thread_ended_error();
+        done.count_down();
+        throw;
       } catch (...) {
         error = std::current_exception();
       }
@@ -243,6 +255,10 @@ auto Worker::run_on_thread(F&& f) -> std::invoke_result_t<F&> {
       try {
         ThreadStateScope scope(state);
         result.emplace(f());
+      } catch (abi::__forced_unwind&) {
+        error = thread_ended_error();
+        done.count_down();
+        throw;
       } catch (...) {
         error = std::current_exception();
       }

@@ -1,5 +1,8 @@
 """The GIL is released around long calls (so other Python threads run meanwhile), and
 Python modules run correctly from several threads and workers at once."""
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -83,3 +86,33 @@ def test_python_module_called_from_several_threads(ctx):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+EXIT_WHILE_A_FORWARD_RUNS = """
+import threading, time, dataparallel as dp
+ctx = dp.Context(cpu_devices=2, load_cuda=False)
+class Double(dp.Module):
+    def forward(self, x):
+        return x * 2.0
+m = Double(ctx)
+net = dp.DataParallel(Double(ctx), ["cpu:0", "cpu:1"])
+x = ctx.full([4, 3], 1.0)
+def loop(f):
+    while True:
+        f(x)
+for f in (m, net):
+    threading.Thread(target=loop, args=(f,), daemon=True).start()
+time.sleep(0.2)
+"""
+
+
+def test_the_interpreter_exits_cleanly_while_daemon_threads_run_python_forwards():
+    # At exit Python ends a thread that then waits for its lock with pthread_exit; that
+    # thread may be a library worker, about to run a Python forward. The unwinding went
+    # through a catch (...) that kept it, and glibc aborted the process (about half the
+    # exits).
+    env = dict(os.environ)
+    for run in range(8):
+        p = subprocess.run([sys.executable, "-c", EXIT_WHILE_A_FORWARD_RUNS], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, (run, p.returncode, p.stderr[-2000:])
