@@ -22,6 +22,7 @@
 
 %{
 #include <jni.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,19 +711,32 @@ static int dp_java_metadata_get(JNIEnv* jenv, jobjectArray pairs, dp_java_metada
 /* ---- borrowing a direct buffer -----------------------------------------------------------
    The tensor adopts the buffer's memory and holds a global reference to the buffer until
    the library lets go of the memory; the deleter may run on a library thread, which it
-   attaches to the JVM (as a daemon) to drop the reference. */
+   attaches to the JVM (as a daemon) to drop the reference, and which detaches when it
+   ends (JNI requires it: an attached thread that exits stays a live Thread). */
 %ignore dp_tensor_to_dlpack;
 %ignore dp_tensor_from_dlpack;
 %ignore DLManagedTensor;
 %{
 static JavaVM* dp_java_vm = NULL;
+static pthread_key_t dp_java_detach_key;
+static pthread_once_t dp_java_detach_once = PTHREAD_ONCE_INIT;
+
+/* Runs when a thread this binding attached ends. */
+static void dp_java_detach(void* vm) { (*(JavaVM*)vm)->DetachCurrentThread((JavaVM*)vm); }
+
+static void dp_java_make_detach_key(void) {
+  (void)pthread_key_create(&dp_java_detach_key, dp_java_detach);
+}
 
 static void dp_java_buffer_deleter(void* ref, void* data) {
   (void)data;
   JNIEnv* env = NULL;
-  if ((*dp_java_vm)->GetEnv(dp_java_vm, (void**)&env, JNI_VERSION_1_8) != JNI_OK &&
-      (*dp_java_vm)->AttachCurrentThreadAsDaemon(dp_java_vm, (void**)&env, NULL) != JNI_OK) {
-    return; /* cannot reach the JVM (it is shutting down): the buffer outlives us anyway */
+  if ((*dp_java_vm)->GetEnv(dp_java_vm, (void**)&env, JNI_VERSION_1_8) != JNI_OK) {
+    if ((*dp_java_vm)->AttachCurrentThreadAsDaemon(dp_java_vm, (void**)&env, NULL) != JNI_OK) {
+      return; /* cannot reach the JVM (it is shutting down): the buffer outlives us anyway */
+    }
+    pthread_once(&dp_java_detach_once, dp_java_make_detach_key);
+    (void)pthread_setspecific(dp_java_detach_key, dp_java_vm);
   }
   (*env)->DeleteGlobalRef(env, (jobject)ref);
 }

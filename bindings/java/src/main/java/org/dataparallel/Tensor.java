@@ -65,10 +65,15 @@ public final class Tensor extends Handle<dp_tensor> {
   /**
    * A tensor over a direct buffer's remaining elements on CPU device {@code cpuIndex},
    * without a copy: writes by either side are seen by the other, and the buffer stays
-   * reachable until the library no longer uses the memory. The buffer must be direct, in
-   * native byte order ({@code ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder())}).
+   * reachable until the library no longer uses the memory. The buffer must be direct,
+   * writable, in native byte order ({@code
+   * ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder())}).
    */
   public static Tensor borrow(Context ctx, int cpuIndex, Buffer data, long... shape) {
+    if (data != null && data.isReadOnly()) {
+      throw new IllegalArgumentException(
+          "a read-only buffer cannot be borrowed: the library may write to the memory");
+    }
     return new Tensor(CApi.dp_java_tensor_borrow(
         ctx.native_(), dtypeOf(data).value(), shape, directSlice(data), cpuIndex));
   }
@@ -212,6 +217,9 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Copies the contents into a direct buffer's remaining elements (same dtype and count). */
   public void copyTo(Buffer destination) {
+    if (destination.isReadOnly()) {
+      throw new IllegalArgumentException("copyTo: the destination buffer is read-only");
+    }
     requireDtype(dtypeOf(destination), "copyTo");
     CApi.dp_tensor_to_host(handle(), directSlice(destination));
   }

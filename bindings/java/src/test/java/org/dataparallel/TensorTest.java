@@ -136,6 +136,59 @@ class TensorTest {
     assertEquals(ErrorCode.INVALID_ARGUMENT, wrongSize.errorCode());
   }
 
+  /** A read-only buffer is never written: not borrowed, and not a copy's destination. */
+  @Test
+  void readOnlyBuffersAreNeverWritten() {
+    FloatBuffer data = floats(3);
+    data.put(new float[] {1, 2, 3}).flip();
+    FloatBuffer readOnly = data.asReadOnlyBuffer();
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> Tensor.borrow(ctx, readOnly, 3));
+    assertTrue(e.getMessage().contains("read-only"));
+    Tensor t = Tensor.of(ctx, new float[] {7, 8, 9}, 3);
+    assertThrows(IllegalArgumentException.class, () -> t.copyTo(readOnly));
+    assertEquals(1.0f, data.get(0));
+    assertEquals(3.0f, data.get(2));
+    // Reading from one is fine: a copy's source.
+    assertArrayEquals(new float[] {1, 2, 3}, Tensor.copyOf(ctx, Device.cpu(0), readOnly, 3)
+        .toFloatArray());
+  }
+
+  /**
+   * The buffer deleter attaches library threads to the JVM to drop its reference; they
+   * detach when they end. Before, every closed context left its worker threads behind as
+   * live, RUNNABLE Java threads.
+   */
+  @Test
+  void threadsAttachedByTheDeleterDetachWhenTheyEnd() throws InterruptedException {
+    long before = Thread.getAllStackTraces().size();
+    for (int round = 0; round < 5; ++round) {
+      try (Context c2 = Context.builder().cpuDevices(2).loadCuda(false).build()) {
+        FloatBuffer buf = floats(4);
+        buf.put(new float[] {1, 2, 3, 4}).flip();
+        try (Module lin = Module.linear(c2, 2, 1);
+            DataParallel dp =
+                DataParallel.builder(lin).devices(Device.cpu(0), Device.cpu(1)).build()) {
+          Tensor x = Tensor.borrow(c2, buf, 2, 2);
+          Tensor y = dp.forward(x);
+          Tensor loss = y.sum();
+          // Only the graph holds the borrowed memory now: the backward lets go of it on
+          // the workers' threads, where the deleter then runs.
+          x.close();
+          y.close();
+          loss.backward();
+          loss.close();
+        }
+      }
+    }
+    long after = Thread.getAllStackTraces().size();
+    for (int wait = 0; wait < 100 && after > before; ++wait) {
+      Thread.sleep(20);
+      after = Thread.getAllStackTraces().size();
+    }
+    assertTrue(after <= before, before + " Java threads before, " + after + " after");
+  }
+
   /** The same byte count of another element type would be its bits reinterpreted. */
   @Test
   void copiesOfAnotherElementTypeAreDtypeMismatches() {
