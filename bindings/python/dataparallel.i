@@ -47,7 +47,7 @@ static int dp_py_run_deferred(void* unused) {
   (void)unused;
   pthread_mutex_lock(&dp_py_deferred_mu);
   dp_py_deferred* list = dp_py_deferred_head;
-  dp_py_deferred_head = NULL;
+  __atomic_store_n(&dp_py_deferred_head, NULL, __ATOMIC_RELEASE); /* the dp_result typemap reads it unlocked */
   dp_py_deferred_scheduled = 0;
   pthread_mutex_unlock(&dp_py_deferred_mu);
   while (list) {
@@ -70,7 +70,7 @@ static void dp_py_call_with_gil(void (*fn)(void*), void* arg) {
   d->arg = arg;
   pthread_mutex_lock(&dp_py_deferred_mu);
   d->next = dp_py_deferred_head;
-  dp_py_deferred_head = d;
+  __atomic_store_n(&dp_py_deferred_head, d, __ATOMIC_RELEASE);
   const int schedule = !dp_py_deferred_scheduled;
   dp_py_deferred_scheduled = 1;
   pthread_mutex_unlock(&dp_py_deferred_mu);
@@ -251,6 +251,10 @@ static PyObject* dp_py_handle_list(void** handles, size_t n, swig_type_info* typ
 
 /* ---- results -------------------------------------------------------------------------- */
 %typemap(out) dp_result {
+  /* Work deferred by other threads (the releases of borrowed arrays, mostly) runs here, on
+     whichever Python thread calls the library next: left to the main thread's pending
+     calls, it waited while the main thread waited (in Thread.join, say). */
+  if (__atomic_load_n(&dp_py_deferred_head, __ATOMIC_ACQUIRE) != NULL) dp_py_run_deferred(NULL);
   if ($1 != DP_OK) {
     dp_py_raise($1);
     SWIG_fail;

@@ -116,3 +116,26 @@ def test_the_interpreter_exits_cleanly_while_daemon_threads_run_python_forwards(
         p = subprocess.run([sys.executable, "-c", EXIT_WHILE_A_FORWARD_RUNS], env=env,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (run, p.returncode, p.stderr[-2000:])
+
+
+def test_arrays_borrowed_on_another_thread_are_released_while_the_main_thread_waits(ctx):
+    # A borrowed array is let go on a library thread, which cannot take the GIL there: the
+    # release waits for a Python thread. It used to wait for the main thread's pending
+    # calls, so a training thread's batches all stayed alive while main sat in join().
+    import weakref
+    lin = dp.Linear(ctx, 256, 4)
+    refs, alive = [], []
+
+    def train():
+        for _ in range(50):
+            batch = np.random.rand(64, 256).astype(np.float32)
+            refs.append(weakref.ref(batch))
+            x = dp.Tensor.from_numpy(ctx, batch, copy=False)
+            lin(x).sum().backward()
+            del x, batch
+        alive.append(sum(r() is not None for r in refs))
+
+    t = threading.Thread(target=train)
+    t.start()
+    t.join()
+    assert alive[0] <= 2, f"{alive[0]} of 50 batches still alive"
