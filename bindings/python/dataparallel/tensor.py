@@ -2,6 +2,7 @@
 NumPy and DLPack exchange, autograd and the ops as methods; the factories; grad mode."""
 import functools
 import numbers
+import operator
 
 import numpy as np
 
@@ -41,6 +42,10 @@ class Tensor(Handle):
     (or at close(), or at the end of a with block) unless other tensors share it."""
 
     __slots__ = ("_h", "_ctx", "__weakref__")
+
+    # NumPy operators hand a Tensor operand back to the Tensor's own (np.float32(2) * t is
+    # t.__rmul__, which keeps autograd) instead of converting it into an array.
+    __array_ufunc__ = None
 
     def __init__(self, *args, **kwargs):
         raise TypeError("make tensors with dataparallel.tensor(ctx, data), "
@@ -251,24 +256,24 @@ class Tensor(Handle):
 
     def __add__(self, other):
         if type(other) in (int, float) or isinstance(other, numbers.Real):
-            return _wrap(capi.dp_op_add_scalar(self._h, other), self._ctx)
+            return _wrap(capi.dp_op_add_scalar(self._h, float(other)), self._ctx)
         return self._binary(other, capi.dp_op_add)
 
     __radd__ = __add__
 
     def __sub__(self, other):
         if type(other) in (int, float) or isinstance(other, numbers.Real):
-            return _wrap(capi.dp_op_add_scalar(self._h, -other), self._ctx)
+            return _wrap(capi.dp_op_add_scalar(self._h, -float(other)), self._ctx)
         return self._binary(other, capi.dp_op_sub)
 
     def __rsub__(self, other):
         if type(other) in (int, float) or isinstance(other, numbers.Real):
-            return _wrap(capi.dp_op_add_scalar(capi.dp_op_neg(self._h), other), self._ctx)
+            return _wrap(capi.dp_op_add_scalar(capi.dp_op_neg(self._h), float(other)), self._ctx)
         return self._like(other) - self
 
     def __mul__(self, other):
         if type(other) in (int, float) or isinstance(other, numbers.Real):
-            return _wrap(capi.dp_op_scale(self._h, other), self._ctx)
+            return _wrap(capi.dp_op_scale(self._h, float(other)), self._ctx)
         return self._binary(other, capi.dp_op_mul)
 
     __rmul__ = __mul__
@@ -404,7 +409,11 @@ def from_dlpack(ctx, obj):
 
 
 def _shape(shape):
-    return (shape,) if isinstance(shape, int) else tuple(shape)
+    """A size or a sequence of sizes (any integers, NumPy's too) as a tuple of ints."""
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        return tuple(operator.index(s) for s in shape)
 
 
 def zeros(ctx, shape, dtype=None, device=None):
@@ -420,7 +429,8 @@ def empty(ctx, shape, dtype=None, device=None):
 
 def full(ctx, shape, value, dtype=None, device=None):
     dt = float32 if dtype is None else dtype_of(dtype)
-    return _wrap(capi.dp_tensor_full(ctx._h, dt, _shape(shape), value, as_device(device)), ctx)
+    return _wrap(capi.dp_tensor_full(ctx._h, dt, _shape(shape), float(value), as_device(device)),
+                 ctx)
 
 
 # ---- autograd --------------------------------------------------------------------------

@@ -306,3 +306,18 @@ def test_dividing_by_a_python_number_is_a_true_division(ctx):
     for a, s in ((np.array([1e-310, 1.0]), 1e-310), (np.array([1e-39, 3.0], np.float32), 1e-39),
                  (np.array([1.0, -1.0, 0.0], np.float32), 0.0), (np.array([3.0, 6.0]), 3.0)):
         np.testing.assert_array_equal((ctx.tensor(a) / s).numpy(), (torch.tensor(a) / s).numpy())
+
+
+def test_numpy_scalars_work_as_python_numbers_and_keep_autograd(ctx):
+    w = ctx.tensor(np.array([1.0, 2.0], np.float32))
+    w.requires_grad = True
+    for y, want in ((np.float32(2) * w, [2, 4]), (np.float64(2) + w, [3, 4]),
+                    (w * np.float32(0.5), [0.5, 1]), (w + np.int64(1), [2, 3]),
+                    (np.int32(1) - w, [0, -1]), (w - np.float32(1), [0, 1])):
+        assert isinstance(y, dp.Tensor), type(y)  # not a NumPy array: the graph is kept
+        np.testing.assert_allclose(y.numpy(), want)
+    (np.float32(3) * w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [3, 3])
+    np.testing.assert_array_equal(ctx.full([2], np.float32(0.5)).numpy(), [0.5, 0.5])
+    assert ctx.zeros(np.int64(3)).shape == (3,)
+    assert ctx.zeros((np.int64(2), np.int32(3))).shape == (2, 3)
