@@ -394,7 +394,11 @@ def tensor(ctx, data, dtype=None, device=None):
             dt = float32
     else:
         dt = dtype_of(dtype)
-    a = np.asarray(data, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
+    source = np.asarray(data)
+    if source.dtype.kind == "u" and dt == DType.int64 and source.size and \
+            int(source.max()) > np.iinfo(np.int64).max:
+        raise OverflowError(f"{source.dtype} value {source.max()} does not fit in int64")
+    a = np.asarray(source, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
     return _wrap(capi.dp_tensor_from_data(ctx._h, dt, a.shape, a, as_device(device)), ctx)
 
 

@@ -321,3 +321,12 @@ def test_numpy_scalars_work_as_python_numbers_and_keep_autograd(ctx):
     np.testing.assert_array_equal(ctx.full([2], np.float32(0.5)).numpy(), [0.5, 0.5])
     assert ctx.zeros(np.int64(3)).shape == (3,)
     assert ctx.zeros((np.int64(2), np.int32(3))).shape == (2, 3)
+
+
+def test_unsigned_values_past_int64_are_refused_not_wrapped(ctx):
+    big = np.array([1, 2**63 + 4], np.uint64)
+    with pytest.raises(OverflowError, match="9223372036854775812"):
+        dp.tensor(ctx, big)
+    with pytest.raises(OverflowError):
+        dp.Tensor.from_numpy(ctx, big)
+    assert dp.tensor(ctx, np.array([1, 2**63 - 1], np.uint64)).numpy().tolist() == [1, 2**63 - 1]
