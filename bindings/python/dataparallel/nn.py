@@ -65,6 +65,12 @@ def _raise_from_forward(error):
     raise error
 
 
+def _utf8(text):
+    """`text` with what UTF-8 cannot hold (lone surrogates) escaped: the library's messages
+    are UTF-8, and one that does not convert would be lost."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _ForwardTrampoline:
     """What the library calls to run a Python module's forward: (module handle, input
     handles) -> output handles, or (code, message) on failure. Holds the module weakly so
@@ -89,10 +95,11 @@ class _ForwardTrampoline:
                 return [out._h]
             return [t._h for t in out]
         except Error as e:
-            _record_forward_failure(str(e), e)
-            return (e.code, str(e))
+            message = _utf8(str(e))
+            _record_forward_failure(message, e)
+            return (e.code, message)
         except BaseException as e:  # noqa: B902 - every failure must go back as a code
-            message = f"{type(e).__name__}: {e}"
+            message = _utf8(f"{type(e).__name__}: {e}")
             _record_forward_failure(message, e)
             return (12, message)
         finally:

@@ -208,3 +208,13 @@ def test_keyboard_interrupt_in_a_forward_reaches_the_caller_as_itself(ctx):
         Interrupted(ctx)(ctx.zeros([2]))
     with pytest.raises(KeyboardInterrupt):
         dp.DataParallel(Interrupted(ctx), ["cpu:0", "cpu:1"])(ctx.zeros([4, 2]))
+
+
+def test_a_forward_exception_whose_message_utf8_cannot_hold_keeps_message_and_cause(ctx):
+    class Odd(dp.Module):
+        def forward(self, x):
+            raise ValueError("bad \udc80 byte")
+
+    with pytest.raises(dp.CallbackError, match=r"ValueError: bad \\udc80 byte") as info:
+        Odd(ctx)(ctx.zeros([2]))
+    assert isinstance(info.value.__cause__, ValueError)
