@@ -173,6 +173,13 @@ dp_result dp_tensor_nbytes(const dp_tensor* t, size_t* out) {
   return guard([&] { *out_ptr(out, "out") = unwrap(t, "t").nbytes(); });
 }
 
+dp_result dp_tensor_context(const dp_tensor* t, dp_context** out) {
+  return guard([&] {
+    unwrap(t, "t");
+    *out_ptr(out, "out") = retain(t->ctx);
+  });
+}
+
 dp_result dp_tensor_device(const dp_tensor* t, dp_device* out) {
   return guard([&] { *out_ptr(out, "out") = to_c(unwrap(t, "t").device()); });
 }

@@ -263,6 +263,10 @@ DP_EXPORT dp_result dp_tensor_from_adopted(dp_context* ctx, dp_dtype dtype, cons
                                            int32_t cpu_index, dp_deleter_fn deleter,
                                            void* deleter_data, dp_tensor** out);
 
+/** The context `t` was made in, as a new reference (release it with dp_context_release).
+    A tensor keeps its context alive, so this works after every other reference to the
+    context is gone: tensors like `t` can still be made. */
+DP_EXPORT dp_result dp_tensor_context(const dp_tensor* t, dp_context** out);
 /** Adds a reference; returns `t` (NULL-safe). */
 DP_EXPORT dp_tensor* dp_tensor_retain(dp_tensor* t);
 /** Drops a reference; the memory is freed when no tensor views it. NULL-safe. */
@@ -1058,6 +1062,7 @@ typedef struct dp_api {
                                const dp_metadata_entry*, size_t);
   dp_result (*checkpoint_load)(dp_module*, dp_optimizer*, const char*);
   dp_result (*checkpoint_metadata)(const char*, const char*, char*, size_t, size_t*);
+  dp_result (*tensor_context)(const dp_tensor*, dp_context**);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

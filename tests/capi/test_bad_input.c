@@ -426,6 +426,9 @@ CALL(tensor_nbytes__t_null, dp_tensor_nbytes(NULL, &o->z))
 CALL(tensor_nbytes__t_is_a_module, dp_tensor_nbytes(AS_T(f->lin), &o->z))
 CALL(tensor_nbytes__t_is_a_context, dp_tensor_nbytes(AS_T(f->ctx), &o->z))
 CALL(tensor_nbytes__out_null, dp_tensor_nbytes(f->x, NULL))
+CALL(tensor_context__t_null, dp_tensor_context(NULL, &o->ctx))
+CALL(tensor_context__t_is_a_module, dp_tensor_context(AS_T(f->lin), &o->ctx))
+CALL(tensor_context__out_null, dp_tensor_context(f->x, NULL))
 CALL(tensor_device__t_null, dp_tensor_device(NULL, &o->dev))
 CALL(tensor_device__t_is_a_module, dp_tensor_device(AS_T(f->lin), &o->dev))
 CALL(tensor_device__t_is_a_context, dp_tensor_device(AS_T(f->ctx), &o->dev))
@@ -1787,6 +1790,9 @@ static const row kRows[] = {
     ROW(tensor_nbytes__t_is_a_module, DP_ERR_INVALID_ARGUMENT, "t is not a live dp_tensor handle"),
     ROW(tensor_nbytes__t_is_a_context, DP_ERR_INVALID_ARGUMENT, "t is not a live dp_tensor handle"),
     ROW(tensor_nbytes__out_null, DP_ERR_INVALID_ARGUMENT, "out is NULL"),
+    ROW(tensor_context__t_null, DP_ERR_INVALID_ARGUMENT, "t is NULL"),
+    ROW(tensor_context__t_is_a_module, DP_ERR_INVALID_ARGUMENT, "t is not a live dp_tensor handle"),
+    ROW(tensor_context__out_null, DP_ERR_INVALID_ARGUMENT, "out is NULL"),
     ROW(tensor_device__t_null, DP_ERR_INVALID_ARGUMENT, "t is NULL"),
     ROW(tensor_device__t_is_a_module, DP_ERR_INVALID_ARGUMENT, "t is not a live dp_tensor handle"),
     ROW(tensor_device__t_is_a_context, DP_ERR_INVALID_ARGUMENT, "t is not a live dp_tensor handle"),

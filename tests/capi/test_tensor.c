@@ -348,9 +348,37 @@ static void release_accepts_null(void** state) {
   assert_null(dp_tensor_retain(NULL));
 }
 
+/* A tensor gives back its context, also after the creator released its own reference:
+   tensors made through it sit beside the first on the same devices. */
+static void a_tensor_gives_its_context_even_after_the_creator_released_it(void** state) {
+  (void)state;
+  dp_context* ctx = make_context(3);
+  const int64_t shape[1] = {2};
+  dp_tensor* t = NULL;
+  ASSERT_OK(dp_tensor_full(ctx, DP_FLOAT32, shape, 1, 1.5, cpu_dev(2), &t));
+  dp_context_release(ctx); /* t keeps the context alive */
+  dp_context* again = NULL;
+  ASSERT_OK(dp_tensor_context(t, &again));
+  int32_t n = 0;
+  ASSERT_OK(dp_device_count(again, DP_DEVICE_CPU, &n));
+  assert_int_equal(n, 3);
+  dp_tensor* u = NULL;
+  ASSERT_OK(dp_tensor_full(again, DP_FLOAT32, shape, 1, 2.0, cpu_dev(2), &u));
+  dp_tensor* sum = NULL;
+  ASSERT_OK(dp_op_add(t, u, &sum));
+  float got[2];
+  read_f32(sum, got, 2);
+  assert_true(got[0] == 3.5f && got[1] == 3.5f);
+  dp_tensor_release(sum);
+  dp_tensor_release(u);
+  dp_context_release(again);
+  dp_tensor_release(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(zeros_full_and_from_data_hold_the_expected_values),
+      cmocka_unit_test(a_tensor_gives_its_context_even_after_the_creator_released_it),
       cmocka_unit_test(queries_report_dtype_shape_numel_and_device),
       cmocka_unit_test(a_scalar_tensor_has_no_dimensions_and_one_element),
       cmocka_unit_test(creation_rejects_bad_arguments_naming_the_value),

@@ -243,11 +243,13 @@ class Tensor(Handle):
 
     # ---- ops ----
     def _like(self, data):
-        """`data` (array-like) as a tensor of this dtype on this device."""
-        if self._ctx is None:
-            raise InvalidArgumentError("this tensor's context is unknown: convert the operand "
-                                       "with dataparallel.tensor(ctx, ...) first")
-        return tensor(self._ctx, data, dtype=self.dtype, device=self.device)
+        """`data` (array-like) as a tensor of this dtype on this device, made in this
+        tensor's context (which the tensor keeps alive, also once its Context is closed)."""
+        dt = self.dtype
+        a = _array_for(data, dt)
+        h = capi.dp_tensor_from_data(capi.dp_tensor_context(self._h), dt, a.shape, a,
+                                     capi.dp_tensor_device(self._h))
+        return _wrap(h, self._ctx)
 
     def _binary(self, other, op):
         if not isinstance(other, Tensor):
@@ -394,12 +396,18 @@ def tensor(ctx, data, dtype=None, device=None):
             dt = float32
     else:
         dt = dtype_of(dtype)
+    a = _array_for(data, dt)
+    return _wrap(capi.dp_tensor_from_data(ctx._h, dt, a.shape, a, as_device(device)), ctx)
+
+
+def _array_for(data, dt):
+    """`data` as a C-contiguous NumPy array of DType dt, refusing unsigned values that
+    int64 cannot hold (NumPy would wrap them to negative numbers)."""
     source = np.asarray(data)
     if source.dtype.kind == "u" and dt == DType.int64 and source.size and \
             int(source.max()) > np.iinfo(np.int64).max:
         raise OverflowError(f"{source.dtype} value {source.max()} does not fit in int64")
-    a = np.asarray(source, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
-    return _wrap(capi.dp_tensor_from_data(ctx._h, dt, a.shape, a, as_device(device)), ctx)
+    return np.asarray(source, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
 
 
 def from_numpy(ctx, array, copy=True, device=None):

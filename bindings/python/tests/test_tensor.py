@@ -330,3 +330,14 @@ def test_unsigned_values_past_int64_are_refused_not_wrapped(ctx):
     with pytest.raises(OverflowError):
         dp.Tensor.from_numpy(ctx, big)
     assert dp.tensor(ctx, np.array([1, 2**63 - 1], np.uint64)).numpy().tolist() == [1, 2**63 - 1]
+
+
+def test_tensors_do_all_their_arithmetic_after_their_context_is_closed():
+    # The Context docs promise tensors keep working after close(): operands that are
+    # numbers or arrays are made in the tensor's own context, which it keeps alive.
+    with dp.Context(cpu_devices=2, load_cuda=False) as ctx:
+        t = ctx.tensor(np.array([1.0, 2.0, 4.0], np.float32), device="cpu:1")
+    for got, want in ((t / 2, [0.5, 1, 2]), (1 / t, [1, 0.5, 0.25]), (t + [1, 1, 1], [2, 3, 5]),
+                      ([10, 10, 10] - t, [9, 8, 6]), (t * 2, [2, 4, 8])):
+        np.testing.assert_allclose(got.numpy(), want)
+        assert got.device == dp.cpu(1)
