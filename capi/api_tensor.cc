@@ -176,7 +176,8 @@ dp_result dp_tensor_nbytes(const dp_tensor* t, size_t* out) {
 dp_result dp_tensor_context(const dp_tensor* t, dp_context** out) {
   return guard([&] {
     unwrap(t, "t");
-    *out_ptr(out, "out") = retain(t->ctx);
+    dp_context** slot = out_ptr(out, "out");  // checked before the reference is taken
+    *slot = retain(t->ctx);
   });
 }
 
