@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +61,7 @@ enum {
   GIVEN_MOMENTUM = 1u << 3,
   GIVEN_OPTIMIZER = 1u << 4,
   GIVEN_SEED = 1u << 5,
+  GIVEN_LIMIT = 1u << 6,
 };
 
 static void usage(FILE* f) {
@@ -214,6 +216,7 @@ static void parse_options(int argc, char** argv, options* o) {
         break;
       case OPT_LIMIT:
         o->limit = parse_int(optarg, "--limit", 1, INT64_MAX);
+        o->given |= GIVEN_LIMIT;
         break;
       case OPT_DATA:
         o->data = optarg;
@@ -439,6 +442,20 @@ static void adopt_checkpoint_settings(options* o) {
     int64_t seed = (int64_t)o->seed; /* --seed takes 0 .. INT64_MAX */
     adopt_int(o, GIVEN_SEED, "--seed", v, 0, INT64_MAX, &seed);
     o->seed = (uint64_t)seed;
+  }
+  /* The training samples: "all", or the N of --limit N (the epochs' shuffles depend on
+     it, so a run on other samples does not continue this one). */
+  if (checkpoint_setting(path, "limit", v, sizeof v)) {
+    char* end = NULL;
+    errno = 0;
+    const long long recorded = strcmp(v, "all") == 0 ? 0 : strtoll(v, &end, 10);
+    if (recorded == 0 ? strcmp(v, "all") == 0 : (!errno && *v && !*end && recorded > 0)) {
+      char mine[32] = "all";
+      if (o->limit) snprintf(mine, sizeof mine, "%lld", (long long)o->limit);
+      if (takes_over(o, GIVEN_LIMIT, "--limit", v, recorded != o->limit, mine)) {
+        o->limit = recorded;
+      }
+    }
   }
 }
 
@@ -711,10 +728,17 @@ static void progress(const options* o, int tty, int epoch, size_t done, size_t t
   fflush(stderr);
 }
 
+/* The temporary file a write of `path` goes to before it is renamed over it: of this
+   process's own (an existing path.tmp, or another run's, is left alone), opened for
+   writing, or NULL. */
+static FILE* open_temporary(const char* path, char* tmp, size_t size) {
+  snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
+  return fopen(tmp, "wx");
+}
+
 static void write_metrics(const char* path, const epoch_record* r, size_t n) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE* f = fopen(tmp, "w");
+  FILE* f = open_temporary(path, tmp, sizeof tmp);
   if (!f) bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
   fprintf(f,
           "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds,scatter_s,"
@@ -726,14 +750,17 @@ static void write_metrics(const char* path, const epoch_record* r, size_t n) {
             r[i].phases.backward, r[i].phases.reduce, r[i].optimizer_s);
   }
   if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
+    const int err = errno;
+    remove(tmp);
+    bad_input("cannot write --metrics file %s: %s", path, strerror(err));
   }
 }
 
 /* The rows of an earlier run's --metrics file for epochs before `before` (a resumed run
-   continues its history): up to max records; 0 when the file does not exist. A row that
-   does not parse ends the history there, with a warning. */
-static size_t read_metrics(const char* path, int before, epoch_record* r, size_t max, int quiet) {
+   continues its history): at most before - 1 of them, one per epoch in increasing order;
+   0 when the file does not exist. A row that does not parse, or that repeats or goes back
+   to an epoch, ends the history there, with a warning. */
+static size_t read_metrics(const char* path, int before, epoch_record* r, int quiet) {
   FILE* f = fopen(path, "r");
   if (!f) return 0;
   char line[1024];
@@ -744,7 +771,7 @@ static size_t read_metrics(const char* path, int before, epoch_record* r, size_t
     fclose(f);
     return 0;
   }
-  while (n < max && fgets(line, sizeof line, f)) {
+  while (n + 1 < (size_t)before && fgets(line, sizeof line, f)) {
     ++row;
     epoch_record e;
     memset(&e, 0, sizeof e);
@@ -759,6 +786,14 @@ static size_t read_metrics(const char* path, int before, epoch_record* r, size_t
       break;
     }
     if (e.epoch >= before) break;
+    if (e.epoch < 1 || (n > 0 && e.epoch <= r[n - 1].epoch)) {
+      if (!quiet) {
+        fprintf(stderr,
+                "dp-train: %s row %d has epoch %d after epoch %d; its history ends before it\n",
+                path, row, e.epoch, n > 0 ? r[n - 1].epoch : 0);
+      }
+      break;
+    }
     r[n++] = e;
   }
   fclose(f);
@@ -766,14 +801,42 @@ static size_t read_metrics(const char* path, int before, epoch_record* r, size_t
 }
 
 /* Fails at start-up (exit 2) when `path` cannot be written, rather than after an epoch:
-   creates and removes path.tmp, which is where it will be written. */
+   creates and removes the temporary file it will be written to. */
 static void check_writable(const char* option, const char* path) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE* f = fopen(tmp, "w");
+  FILE* f = open_temporary(path, tmp, sizeof tmp);
   if (!f) bad_input("cannot write %s file %s: %s", option, path, strerror(errno));
   fclose(f);
   remove(tmp);
+}
+
+/* Two of the file options naming one file would overwrite each other (a checkpoint
+   replaced by a CSV). Compared by identity where both exist, else by name. */
+static int same_file(const char* a, const char* b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return strcmp(a, b) == 0;
+}
+
+static void check_distinct_files(const options* o) {
+  const struct {
+    const char* option;
+    const char* path;
+  } files[] = {{"--checkpoint", o->checkpoint},
+               {"--metrics", o->metrics},
+               {"--plot", o->plot},
+               {"--resume", o->resume}};
+  for (size_t i = 0; i < 4; ++i) {
+    for (size_t j = i + 1; j < 4; ++j) {
+      /* Resuming from the file the run goes on checkpointing to is the usual way. */
+      if (i == 0 && j == 3) continue;
+      if (files[i].path && files[j].path && same_file(files[i].path, files[j].path)) {
+        bad_input("%s and %s name the same file, %s", files[i].option, files[j].option,
+                  files[j].path);
+      }
+    }
+  }
 }
 
 /* One panel: series (values over epochs) in a box at (x0, y0) of size w x h. */
@@ -788,7 +851,10 @@ static void svg_panel(FILE* f, double x0, double y0, double w, double h, const c
       hi = fmax(hi, series[s][i]);
     }
   }
-  if (!(hi > lo)) {
+  if (lo > hi) { /* no epoch yet: an empty box over 0..1 */
+    lo = 0;
+    hi = 1;
+  } else if (!(hi > lo)) {
     hi = lo + 1;
     lo -= 1;
   }
@@ -840,8 +906,7 @@ static void svg_panel(FILE* f, double x0, double y0, double w, double h, const c
 
 static void write_plot(const char* path, const options* o, const epoch_record* r, size_t n) {
   char tmp[4096];
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  FILE* f = fopen(tmp, "w");
+  FILE* f = open_temporary(path, tmp, sizeof tmp);
   if (!f) bad_input("cannot write --plot file %s: %s", path, strerror(errno));
   double* train = (double*)malloc((n + 1) * sizeof(double));
   double* test = (double*)malloc((n + 1) * sizeof(double));
@@ -870,7 +935,23 @@ static void write_plot(const char* path, const options* o, const epoch_record* r
   free(test);
   free(acc);
   if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    bad_input("cannot write --plot file %s: %s", path, strerror(errno));
+    const int err = errno;
+    remove(tmp);
+    bad_input("cannot write --plot file %s: %s", path, strerror(err));
+  }
+}
+
+/* What Ctrl-C left behind: `when` is "in" (the epoch was cut short) or "after". */
+static void report_interrupt(const options* o, const char* when, int epoch, int checkpoint_epoch) {
+  if (!o->checkpoint) {
+    fprintf(stderr, "\ndp-train: interrupted %s epoch %d; no checkpoint was asked for\n", when,
+            epoch);
+  } else if (checkpoint_epoch > 0) {
+    fprintf(stderr, "\ndp-train: interrupted %s epoch %d; %s holds epoch %d, intact\n", when, epoch,
+            o->checkpoint, checkpoint_epoch);
+  } else {
+    fprintf(stderr, "\ndp-train: interrupted %s epoch %d; no checkpoint was written yet\n", when,
+            epoch);
   }
 }
 
@@ -882,6 +963,7 @@ int main(int argc, char** argv) {
   parse_options(argc, argv, &o);
   adopt_checkpoint_settings(&o);
   if (o.lr < 0) o.lr = strcmp(o.optimizer, "sgd") == 0 ? 0.1 : 0.001;
+  check_distinct_files(&o);
   if (o.metrics) check_writable("--metrics", o.metrics);
   if (o.plot) check_writable("--plot", o.plot);
   if (o.checkpoint) check_writable("--checkpoint", o.checkpoint);
@@ -1064,9 +1146,8 @@ int main(int argc, char** argv) {
   loader.staging = xbuf;
   loader.labels = ybuf;
   /* A resumed run continues the --metrics history of the run it resumes. */
-  size_t n_records = o.resume && o.metrics
-                         ? read_metrics(o.metrics, first_epoch, records, max_records, o.quiet)
-                         : 0;
+  size_t n_records =
+      o.resume && o.metrics ? read_metrics(o.metrics, first_epoch, records, o.quiet) : 0;
   const size_t history = n_records;
   int checkpoint_epoch = 0; /* the last epoch this run checkpointed */
   double train_time = 0, total_samples = 0;
@@ -1083,16 +1164,7 @@ int main(int argc, char** argv) {
     loader_start(&loader);
     for (size_t b = 0; b < n_batches; ++b) {
       if (interrupted) {
-        if (!o.checkpoint) {
-          fprintf(stderr, "\ndp-train: interrupted in epoch %d; no checkpoint was asked for\n",
-                  epoch);
-        } else if (checkpoint_epoch > 0) {
-          fprintf(stderr, "\ndp-train: interrupted in epoch %d; %s holds epoch %d, intact\n", epoch,
-                  o.checkpoint, checkpoint_epoch);
-        } else {
-          fprintf(stderr, "\ndp-train: interrupted in epoch %d; no checkpoint was written yet\n",
-                  epoch);
-        }
+        report_interrupt(&o, "in", epoch, checkpoint_epoch);
         exit_code = EXIT_INTERRUPTED;
         break;
       }
@@ -1169,23 +1241,30 @@ int main(int argc, char** argv) {
     }
     if (o.checkpoint) {
       /* What a resumed run takes over (adopt_checkpoint_settings). */
-      char epoch_str[32], seed_str[32], lr_str[32], momentum_str[32], batch_str[32];
+      char epoch_str[32], seed_str[32], lr_str[32], momentum_str[32], batch_str[32],
+          limit_str[32] = "all";
       snprintf(epoch_str, sizeof epoch_str, "%d", epoch);
       snprintf(seed_str, sizeof seed_str, "%llu", (unsigned long long)o.seed);
       format_double(o.lr, lr_str, sizeof lr_str);
       format_double(o.momentum, momentum_str, sizeof momentum_str);
       snprintf(batch_str, sizeof batch_str, "%lld", (long long)o.batch);
+      if (o.limit) snprintf(limit_str, sizeof limit_str, "%lld", (long long)o.limit);
       const int sgd = strcmp(o.optimizer, "sgd") == 0;
-      const dp_metadata_entry meta[7] = {
-          {"model", o.model},         {"epoch", epoch_str}, {"seed", seed_str},
-          {"optimizer", o.optimizer}, {"lr", lr_str},       {"batch", batch_str},
-          {"momentum", momentum_str}};
-      check(dp_checkpoint_save(model, opt, o.checkpoint, meta, sgd ? 7 : 6),
+      const dp_metadata_entry meta[8] = {{"model", o.model},         {"epoch", epoch_str},
+                                         {"seed", seed_str},         {"limit", limit_str},
+                                         {"optimizer", o.optimizer}, {"lr", lr_str},
+                                         {"batch", batch_str},       {"momentum", momentum_str}};
+      check(dp_checkpoint_save(model, opt, o.checkpoint, meta, sgd ? 8 : 7),
             "saving the checkpoint");
       checkpoint_epoch = epoch;
     }
     if (o.metrics) write_metrics(o.metrics, records, n_records);
     if (o.plot) write_plot(o.plot, &o, records, n_records);
+  }
+  if (interrupted && exit_code == 0) {
+    /* Ctrl-C during the last epoch's evaluation or file writes, which run to their end. */
+    report_interrupt(&o, "after", o.epochs, checkpoint_epoch);
+    exit_code = EXIT_INTERRUPTED;
   }
   if (exit_code == 0 && n_records == history) { /* no epoch ran: the files still say so */
     last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);

@@ -286,6 +286,8 @@ def test_a_setting_given_on_resuming_wins_over_the_checkpoints_with_a_warning(
     p4 = run(dp_train, "--limit", "200", "--epochs", "2", "--resume", str(ck))
     assert p4.returncode == 2, p4.stderr
     assert error_lines(p4) == [
+        "dp-train: warning: the checkpoint was trained with --limit 1024, this run continues "
+        "with --limit 200",
         "dp-train: --batch 256 (the checkpoint's) is larger than the 200 training samples"]
 
 
@@ -747,6 +749,88 @@ def test_ctrl_c_keeps_the_last_complete_checkpoint(dp_train, tmp_path):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, err)
     assert re.search(rf"interrupted in epoch \d+; {re.escape(str(ck))} holds epoch \d+, intact", err), err
-    assert not (tmp_path / "ck.safetensors.tmp").exists()
+    assert [f.name for f in tmp_path.iterdir()] == ["ck.safetensors"]  # no temporary left
     e = run(dp_train, "--model", "cnn", "--eval-only", str(ck), "--quiet", "--json")
     assert e.returncode == 0, e.stderr
+
+
+def test_resuming_without_limit_trains_on_the_checkpoints_samples(dp_train, tmp_path):
+    # The samples (--limit) set each epoch's shuffle: a resumed run that left --limit off
+    # trained on all 60,000 and no longer continued the first run.
+    ck = tmp_path / "ck.safetensors"
+    p1 = run(dp_train, "--limit", "1024", "--epochs", "1", "--checkpoint", str(ck), "--quiet")
+    assert p1.returncode == 0, p1.stderr
+    p2 = run(dp_train, "--epochs", "2", "--resume", str(ck))
+    assert p2.returncode == 0, p2.stderr
+    assert "1024 training samples" in p2.stderr, p2.stderr
+    assert "warning" not in p2.stderr, p2.stderr
+
+
+@pytest.mark.parametrize("a,b", [("--checkpoint", "--metrics"), ("--checkpoint", "--plot"),
+                                 ("--metrics", "--plot"), ("--metrics", "--resume")])
+def test_two_file_options_naming_one_file_are_refused(dp_train, tmp_path, a, b):
+    # They would overwrite each other: a checkpoint replaced by a CSV, then unreadable.
+    same = tmp_path / "same"
+    if b == "--resume":
+        ck = run(dp_train, "--limit", "512", "--epochs", "1", "--checkpoint", str(same), "--quiet")
+        assert ck.returncode == 0, ck.stderr
+    before = same.read_bytes() if same.exists() else None
+    p = run(dp_train, "--limit", "512", "--epochs", "1", a, str(same), b, str(same))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert error_lines(p) == [f"dp-train: {a} and {b} name the same file, {same}"], p.stderr
+    assert (same.read_bytes() if same.exists() else None) == before
+
+
+def test_a_metrics_history_longer_than_the_run_is_cut_not_overrun(dp_train, tmp_path):
+    # 50 rows of "epoch 1" before a resume: the history held them all and the epochs after
+    # it were written past the end of its array (a crash, or ASan's report). Now it holds
+    # at most one row per epoch before the resumed one, in order.
+    ck, csv = tmp_path / "ck.safetensors", tmp_path / "m.csv"
+    p1 = run(dp_train, "--limit", "512", "--epochs", "2", "--checkpoint", str(ck), "--metrics",
+             str(csv), "--quiet")
+    assert p1.returncode == 0, p1.stderr
+    header, row = csv.read_text().splitlines()[:2]
+    csv.write_text("\n".join([header] + [row] * 50) + "\n")
+    p2 = run(dp_train, "--limit", "512", "--epochs", "4", "--resume", str(ck), "--metrics",
+             str(csv))
+    assert p2.returncode == 0, (p2.returncode, p2.stderr)
+    assert "row 2 has epoch 1 after epoch 1; its history ends before it" in p2.stderr, p2.stderr
+    epochs = [int(line.split(",")[0]) for line in csv.read_text().splitlines()[1:]]
+    assert epochs == [1, 3, 4]
+
+
+def test_the_start_up_write_check_leaves_an_existing_tmp_file_alone(dp_train, tmp_path):
+    precious = tmp_path / "m.csv.tmp"
+    precious.write_text("precious")
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--metrics", str(tmp_path / "m.csv"),
+            "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert precious.read_text() == "precious"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.csv", "m.csv.tmp"]
+
+
+def test_ctrl_c_during_the_last_epochs_evaluation_exits_130(dp_train, tmp_path):
+    # The flag was read before each batch only: Ctrl-C while the last epoch's test set was
+    # evaluated (or its checkpoint written) let the run finish and exit 0.
+    ck = tmp_path / "ck.safetensors"
+    env = dict(os.environ, DP_CPU_DEVICES="2")
+    proc = subprocess.Popen([dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1",
+                             "--checkpoint", str(ck), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    line = ""
+    while "1/1 batches" not in line and time.time() < deadline:  # the evaluation starts
+        line = proc.stderr.readline()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "interrupted after epoch 1" in err, err
+    assert "test_accuracy" not in out  # no final JSON line for an interrupted run
+
+
+def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path):
+    svg = tmp_path / "p.svg"
+    p = run(dp_train, "--limit", "512", "--epochs", "0", "--plot", str(svg), "--quiet")
+    assert p.returncode == 0, p.stderr
+    numbers = re.findall(r">(-?[0-9.]+)%?<", svg.read_text())
+    assert numbers and all(len(n) < 10 for n in numbers), numbers
