@@ -85,8 +85,8 @@ static void usage(FILE* f) {
           ")\n"
           "  --checkpoint FILE       save model and optimizer (safetensors) after each epoch\n"
           "  --resume FILE           continue from a checkpoint written by --checkpoint\n"
-          "                          (with its model, optimizer, lr, momentum, batch and\n"
-          "                          seed unless given here)\n"
+          "                          (with its model, optimizer, lr, momentum, batch,\n"
+          "                          seed and limit unless given here)\n"
           "  --eval-only FILE        evaluate the model in FILE on the test set and exit\n"
           "  --metrics FILE          per-epoch CSV\n"
           "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
@@ -395,11 +395,12 @@ static int adopt_int(const options* o, unsigned given, const char* name, const c
 }
 
 /* A run that resumes a checkpoint continues the run that wrote it: the model, optimizer,
-   lr, momentum, batch and seed it records are taken over unless the command line gives
+   lr, momentum, batch, seed and limit it records are taken over unless the command line gives
    them. A model or optimizer given must match (the weights and the optimizer's state fit
-   only their own); an lr, momentum, batch or seed given may differ (to fine-tune from a
-   checkpoint), with a warning. --eval-only takes over the model only. Checkpoints of an
-   earlier dp-train record no lr, momentum or batch: those keep their defaults. */
+   only their own); an lr, momentum, batch, seed or limit given may differ (to fine-tune
+   from a checkpoint), with a warning. --eval-only takes over the model only. Checkpoints
+   of an earlier dp-train record no lr, momentum, batch or limit: those keep their
+   defaults. */
 static void adopt_checkpoint_settings(options* o) {
   const char* path = o->resume ? o->resume : o->eval_only;
   const char* option = o->resume ? "--resume" : "--eval-only";
