@@ -131,8 +131,8 @@ DP_HOST_DEVICE inline T unary_value(UnaryOp op, T v) {
 template <class T>
 DP_HOST_DEVICE inline T unary_derivative(UnaryOp op, T s) {
   switch (op) {
-    case UnaryOp::kRelu:
-      return s > T(0) ? T(1) : T(0);
+    case UnaryOp::kRelu:  // as PyTorch's threshold_backward: a NaN input passes the gradient
+      return s <= T(0) ? T(0) : T(1);
     case UnaryOp::kGelu:  // cdf(x) + x pdf(x)
       return normal_cdf(s) + s * exp(T(-0.5) * s * s) * T(0.39894228040143267794);
     case UnaryOp::kTanh:
@@ -245,7 +245,9 @@ DP_HOST_DEVICE inline void sgd_update(T& w, T g, T* buf, const SgdScalars<T>& s)
 
 template <class T>
 struct AdamScalars {
-  T step_size, inv_sqrt_bc2, b1, b2, eps, wd, decay;
+  // 1 - beta is taken in double, then rounded: 1 - float(0.999) would be off by 1.3e-5
+  // relative, a bias of every update in one direction (PyTorch also passes it in double).
+  T step_size, inv_sqrt_bc2, b1, b2, one_minus_b1, one_minus_b2, eps, wd, decay;
   bool decoupled;  // AdamW: decay the parameter, not the gradient
 };
 
@@ -259,6 +261,8 @@ inline AdamScalars<T> adam_scalars(const AdamParams& p) {
   a.inv_sqrt_bc2 = static_cast<T>(1.0 / std::sqrt(bc2));
   a.b1 = static_cast<T>(p.beta1);
   a.b2 = static_cast<T>(p.beta2);
+  a.one_minus_b1 = static_cast<T>(1.0 - p.beta1);
+  a.one_minus_b2 = static_cast<T>(1.0 - p.beta2);
   a.eps = static_cast<T>(p.eps);
   a.wd = static_cast<T>(p.weight_decay);
   a.decay = static_cast<T>(1.0 - p.lr * p.weight_decay);
@@ -275,8 +279,8 @@ DP_HOST_DEVICE inline void adam_update(T& w, T g, T& m, T& v, const AdamScalars<
   } else {
     g += a.wd * wi;
   }
-  const T mi = a.b1 * m + (T(1) - a.b1) * g;
-  const T vi = a.b2 * v + (T(1) - a.b2) * g * g;
+  const T mi = a.b1 * m + a.one_minus_b1 * g;
+  const T vi = a.b2 * v + a.one_minus_b2 * g * g;
   m = mi;
   v = vi;
   w = wi - a.step_size * mi / (sqrt(vi) * a.inv_sqrt_bc2 + a.eps);

@@ -68,11 +68,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
   DP_CHECK(training || (running_mean.defined() && running_var.defined()), kInvalidArgument,
            "batch_norm: evaluation mode needs running_mean and running_var");
   const int64_t count = x.numel() / std::max<int64_t>(C, 1);
-  DP_CHECK(!training || count > 1, kShapeMismatch,
+  // As PyTorch: one value per channel has no variance to train on; none at all (an empty
+  // batch) gives an empty output and leaves the running statistics alone.
+  DP_CHECK(!training || count != 1, kShapeMismatch,
            "batch_norm: training needs more than one value per channel, got input "
                << shape_str(x.shape()));
   DP_CHECK(momentum >= 0 && momentum <= 1, kInvalidArgument,
            "batch_norm: momentum = " << momentum << " must be in [0, 1]");
+  if (x.numel() == 0) return clone(x);
 
   return on_device(x, [&] {
     const Tensor gamma =

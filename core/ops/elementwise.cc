@@ -56,7 +56,9 @@ class BinaryBackward final : public Node {
       case BinaryOp::kDiv: {
         const Tensor b = DP_UNPACK(b_);
         if (need_a) ga = sum_to(div(g, b), a_shape_);
-        if (need_b) gb = sum_to(neg(div(mul(g, DP_UNPACK(a_)), mul(b, b))), b_shape_);
+        // -g (a / b) / b, as PyTorch: b * b would overflow (or vanish) where the quotient
+        // and the gradient do not.
+        if (need_b) gb = sum_to(neg(mul(g, div(div(DP_UNPACK(a_), b), b))), b_shape_);
         break;
       }
     }

@@ -286,7 +286,7 @@ class Tensor(Handle):
         return self._binary(other, capi.dp_op_div)
 
     def __rtruediv__(self, other):
-        return self._like(np.full(self.shape, other)) / self
+        return self._like(other) / self  # the division broadcasts, as NumPy's would
 
     def __neg__(self):
         return _wrap(capi.dp_op_neg(self._h), self._ctx)
