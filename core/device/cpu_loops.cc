@@ -19,8 +19,15 @@ namespace dp::cpu_loops {
 #define DP_CLONES
 #endif
 
+// Rows summed in float32 before their sum joins the double total: the rounding error
+// grows with the rows of a block, not with all of them (a running float32 sum of 10^7
+// rows of 0.1 was 8.8% off), and vectorised float adds still do most of the work.
+constexpr int64_t kSumBlockRows = 64;
+
 DP_CLONES
 void sum_middle(const float* x, float* out, int64_t outer, int64_t mid, int64_t inner) {
+  std::unique_ptr<double[]> total;
+  if (inner > 1 && mid > kSumBlockRows) total.reset(new double[static_cast<size_t>(inner)]);
   for (int64_t o = 0; o < outer; ++o) {
     const float* xo = x + o * mid * inner;
     float* oo = out + o * inner;
@@ -30,10 +37,20 @@ void sum_middle(const float* x, float* out, int64_t outer, int64_t mid, int64_t 
       oo[0] = static_cast<float>(acc);
       continue;
     }
-    std::memcpy(oo, xo, sizeof(float) * inner);
-    for (int64_t m = 1; m < mid; ++m) {
-      const float* row = xo + m * inner;
-      for (int64_t i = 0; i < inner; ++i) oo[i] += row[i];
+    if (total) std::fill(total.get(), total.get() + inner, 0.0);
+    for (int64_t m0 = 0; m0 < mid; m0 += kSumBlockRows) {
+      const int64_t m1 = std::min(mid, m0 + kSumBlockRows);
+      std::memcpy(oo, xo + m0 * inner, sizeof(float) * inner);
+      for (int64_t m = m0 + 1; m < m1; ++m) {
+        const float* row = xo + m * inner;
+        for (int64_t i = 0; i < inner; ++i) oo[i] += row[i];
+      }
+      if (total) {
+        for (int64_t i = 0; i < inner; ++i) total[i] += oo[i];
+      }
+    }
+    if (total) {
+      for (int64_t i = 0; i < inner; ++i) oo[i] = static_cast<float>(total[i]);
     }
   }
 }
