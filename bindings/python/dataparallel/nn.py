@@ -16,7 +16,7 @@ import weakref
 from . import capi, ops
 from ._handle import Handle
 from .devices import device as as_device
-from .errors import Error, StateError
+from .errors import Error, ShapeMismatchError, StateError
 from .tensor import Tensor, _pair, _wrap
 
 __all__ = ["Module", "Linear", "Conv2d", "ReLU", "GELU", "Tanh", "Sigmoid", "Dropout",
@@ -473,23 +473,40 @@ class _BatchNorm(_Layer):
                                                _device(device)))
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
 
+    _ranks = ()  # the input ranks the layer takes, and their description
+    _expects = ""
+
     def _functional(self, param, x):
-        # num_batches_tracked is not counted on this path (momentum is given, so unused).
-        return ops.batch_norm(x, param("running_mean"), param("running_var"), param("weight"),
-                              param("bias"), self.training, self.momentum, self.eps)
+        # The library's layer, with the replica's tensors: the same input checks, [N, C, L]
+        # as [N, C, L, 1], and num_batches_tracked counted in training.
+        if x.ndim not in self._ranks:
+            raise ShapeMismatchError(f"{type(self).__name__} expects {self._expects} input, "
+                                     f"got {list(x.shape)}")
+        if self.training:
+            count = param("num_batches_tracked")
+            count.copy_(count.numpy() + 1)
+        n, c = x.shape[0], x.shape[1]
+        inp = x.reshape([n, c, x.shape[2], 1]) if x.ndim == 3 else x
+        y = ops.batch_norm(inp, param("running_mean"), param("running_var"), param("weight"),
+                           param("bias"), self.training, self.momentum, self.eps)
+        return y.reshape(list(x.shape)) if x.ndim == 3 else y
 
     def _extra_repr(self):
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}"
 
 
 class BatchNorm1d(_BatchNorm):
-    """Over [N, C]; buffers running_mean, running_var, num_batches_tracked."""
+    """Over [N, C] or [N, C, L]; buffers running_mean, running_var, num_batches_tracked."""
     _make = capi.dp_module_batchnorm1d
+    _ranks = (2, 3)
+    _expects = "[N, C] or [N, C, L]"
 
 
 class BatchNorm2d(_BatchNorm):
     """Over [N, C, H, W]; buffers running_mean, running_var, num_batches_tracked."""
     _make = capi.dp_module_batchnorm2d
+    _ranks = (4,)
+    _expects = "[N, C, H, W]"
 
 
 class _Pool2d(_Layer):

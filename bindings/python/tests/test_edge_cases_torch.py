@@ -78,3 +78,28 @@ def test_an_array_divided_by_a_smaller_tensor_broadcasts(ctx):
     np.testing.assert_allclose((a / t).numpy(), a / np.array([2.0, 4.0], np.float32))
     s = ctx.tensor(np.float32(2.0))  # 0-d
     np.testing.assert_allclose((np.array([1.0, 4.0], np.float32) / s).numpy(), [0.5, 2.0])
+
+
+def test_batch_norm_inside_a_python_forward_behaves_as_the_layer_itself(ctx, rng):
+    # Inside a Python forward the layer runs on the replica's tensors: it took no [N, C, L]
+    # input, took [N, C] for BatchNorm2d, and never counted num_batches_tracked.
+    class Wrap(dp.Module):
+        def __init__(self, ctx, bn):
+            super().__init__(ctx)
+            self.bn = bn
+
+        def forward(self, x):
+            return self.bn(x)
+
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    w = Wrap(ctx, dp.BatchNorm1d(ctx, 3))
+    tb = torch.nn.BatchNorm1d(3)
+    for _ in range(2):
+        got = w(ctx.tensor(x)).numpy()
+        want = tb(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w.bn.running_mean.numpy(), tb.running_mean.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.bn.running_var.numpy(), tb.running_var.numpy(), rtol=1e-5)
+    assert int(w.bn.num_batches_tracked.numpy()) == int(tb.num_batches_tracked) == 2
+    with pytest.raises(dp.ShapeMismatchError, match=r"BatchNorm2d expects \[N, C, H, W\]"):
+        Wrap(ctx, dp.BatchNorm2d(ctx, 3))(ctx.zeros([4, 3]))
