@@ -25,7 +25,7 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 }
 
 void Optimizer::set_lr(double lr) {
-  DP_CHECK(lr >= 0, kInvalidArgument, "lr = " << lr << " must not be negative");
+  DP_CHECK(lr >= 0, kInvalidArgument, "lr = " << lr << " must be a number >= 0");
   lr_ = lr;
 }
 
@@ -134,11 +134,12 @@ void Optimizer::step() {
 }
 
 Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(params)), o_(o) {
-  DP_CHECK(o.lr >= 0, kInvalidArgument, "SGD: lr = " << o.lr << " must not be negative");
+  // ">= 0" is false for NaN, which the messages cover too.
+  DP_CHECK(o.lr >= 0, kInvalidArgument, "SGD: lr = " << o.lr << " must be a number >= 0");
   DP_CHECK(o.momentum >= 0, kInvalidArgument,
-           "SGD: momentum = " << o.momentum << " must not be negative");
+           "SGD: momentum = " << o.momentum << " must be a number >= 0");
   DP_CHECK(o.weight_decay >= 0, kInvalidArgument,
-           "SGD: weight_decay = " << o.weight_decay << " must not be negative");
+           "SGD: weight_decay = " << o.weight_decay << " must be a number >= 0");
   DP_CHECK(!o.nesterov || (o.momentum > 0 && o.dampening == 0), kInvalidArgument,
            "SGD: nesterov needs momentum > 0 and dampening = 0 (momentum = "
                << o.momentum << ", dampening = " << o.dampening << ")");
@@ -167,14 +168,15 @@ void Sgd::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t e
 }
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::move(params)), o_(o) {
-  DP_CHECK(o.lr >= 0, kInvalidArgument, "Adam: lr = " << o.lr << " must not be negative");
+  const char* kind = o.decoupled_weight_decay ? "AdamW" : "Adam";
+  DP_CHECK(o.lr >= 0, kInvalidArgument, kind << ": lr = " << o.lr << " must be a number >= 0");
   DP_CHECK(o.beta1 >= 0 && o.beta1 < 1, kInvalidArgument,
-           "Adam: beta1 = " << o.beta1 << " must be in [0, 1)");
+           kind << ": beta1 = " << o.beta1 << " must be in [0, 1)");
   DP_CHECK(o.beta2 >= 0 && o.beta2 < 1, kInvalidArgument,
-           "Adam: beta2 = " << o.beta2 << " must be in [0, 1)");
-  DP_CHECK(o.eps > 0, kInvalidArgument, "Adam: eps = " << o.eps << " must be positive");
+           kind << ": beta2 = " << o.beta2 << " must be in [0, 1)");
+  DP_CHECK(o.eps > 0, kInvalidArgument, kind << ": eps = " << o.eps << " must be positive");
   DP_CHECK(o.weight_decay >= 0, kInvalidArgument,
-           "Adam: weight_decay = " << o.weight_decay << " must not be negative");
+           kind << ": weight_decay = " << o.weight_decay << " must be a number >= 0");
   lr_ = o.lr;
   m_.resize(params_.size());
   v_.resize(params_.size());
