@@ -427,7 +427,8 @@ DP_EXPORT dp_result dp_op_matmul(const dp_tensor* a, const dp_tensor* b, dp_tens
 DP_EXPORT dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight,
                                  const dp_tensor* bias, dp_tensor** out);
 /** A row with a NaN: NaN across it (as in PyTorch), except float32 softmax (oneDNN's
-    kernel), which gives NaN at the NaN and 0 elsewhere. */
+    kernel), which gives NaN at the NaN and 0 elsewhere; a row holding +inf is NaN across it
+    in PyTorch and float64, NaN at the +inf and 0 elsewhere in float32. */
 DP_EXPORT dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
 DP_EXPORT dp_result dp_op_log_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out);
 
@@ -437,7 +438,8 @@ DP_EXPORT dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight,
                                  int32_t pad_h, int32_t pad_w, dp_tensor** out);
 /** Floor mode; padding at most half the kernel; padding never wins the maximum (a window
     of -inf and padding gives -inf). A NaN wins its window in float64 (as in PyTorch);
-    float32 without padding runs oneDNN's kernel, which passes over it. */
+    float32 without padding runs oneDNN's kernel, which passes over it, and gives
+    -FLT_MAX, not -inf, for a window of -inf only. */
 DP_EXPORT dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w,
                                      int32_t stride_h, int32_t stride_w, int32_t pad_h,
                                      int32_t pad_w, dp_tensor** out);
