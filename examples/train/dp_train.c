@@ -963,6 +963,9 @@ int main(int argc, char** argv) {
   options o;
   parse_options(argc, argv, &o);
   adopt_checkpoint_settings(&o);
+  if ((o.given & GIVEN_MOMENTUM) && strcmp(o.optimizer, "sgd") != 0) {
+    bad_input("--momentum applies to --optimizer sgd only, not %s", o.optimizer);
+  }
   if (o.lr < 0) o.lr = strcmp(o.optimizer, "sgd") == 0 ? 0.1 : 0.001;
   check_distinct_files(&o);
   if (o.metrics) check_writable("--metrics", o.metrics);
@@ -1195,7 +1198,9 @@ int main(int argc, char** argv) {
                  (double)(b + 1) * (double)o.batch / elapsed, elapsed);
       }
       if (!isfinite(l)) {
-        fprintf(stderr, "dp-train: the loss became %f in epoch %d; try a smaller --lr\n", l, epoch);
+        /* On a terminal the progress bar's line is still open: the message gets its own. */
+        fprintf(stderr, "%sdp-train: the loss became %f in epoch %d; try a smaller --lr\n",
+                tty && !o.quiet ? "\n" : "", l, epoch);
         exit_code = 1;
         break;
       }

@@ -553,6 +553,8 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
     (["--resume", "a.st", "--eval-only", "b.st"], "--resume and --eval-only exclude each other"),
     (["--eval-only", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
     (["--frobnicate"], "unknown option"),
+    (["--optimizer", "adam", "--momentum", "0.5"],
+     "--momentum applies to --optimizer sgd only, not adam"),
     (["-qx"], "unknown option \"-q\""),  # a bundle names its letter, not the argument before
     (["--metrics", "/nonexistent/m.csv"], "cannot write --metrics file /nonexistent/m.csv"),
     (["--plot", "/nonexistent/p.svg"], "cannot write --plot file /nonexistent/p.svg"),
@@ -834,3 +836,12 @@ def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path):
     assert p.returncode == 0, p.stderr
     numbers = re.findall(r">(-?[0-9.]+)%?<", svg.read_text())
     assert numbers and all(len(n) < 10 for n in numbers), numbers
+
+
+def test_on_a_terminal_the_divergence_message_starts_its_own_line(dp_train):
+    # A CNN at lr 1000 diverges a few batches in, with the progress bar's line open.
+    rc, out, terminal = run_on_a_terminal(dp_train, "--model", "cnn", "--limit", "8192",
+                                          "--epochs", "1", "--lr", "1e3")
+    assert rc == 1, terminal
+    lines = terminal.replace("\r\n", "\n").split("\n")
+    assert any(l.startswith("dp-train: the loss became") for l in lines), terminal
