@@ -1,5 +1,7 @@
 // dp_context_* and the device queries.
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "capi/handles.h"
 #include "capi/result.h"
@@ -13,12 +15,14 @@ dp_result dp_context_create(const dp_context_options* options, dp_context** out)
     out_ptr(out, "out");
     dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
     if (options) {
-      DP_CHECK(options->struct_size >= offsetof(dp_context_options, seed) + sizeof(uint64_t),
-               kInvalidArgument,
-               "options->struct_size = " << options->struct_size << " is smaller than "
-                                         << sizeof(dp_context_options)
+      // Every struct has the members up to seed; later ones may be missing.
+      constexpr size_t kMinimum = offsetof(dp_context_options, seed) + sizeof(uint64_t);
+      DP_CHECK(options->struct_size >= kMinimum, kInvalidArgument,
+               "options->struct_size = " << options->struct_size << " is smaller than " << kMinimum
                                          << " (initialise with DP_CONTEXT_OPTIONS_INIT)");
-      o = *options;
+      // Only the bytes the caller's struct has: one from an older header ends sooner.
+      std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
+      o.struct_size = sizeof o;
     }
     DP_CHECK(o.log_level >= DP_LOG_DEBUG && o.log_level <= DP_LOG_ERROR, kInvalidArgument,
              "options->log_level = " << static_cast<int>(o.log_level) << " is not a dp_log_level");
@@ -27,9 +31,17 @@ dp_result dp_context_create(const dp_context_options* options, dp_context** out)
     co.load_cuda = o.load_cuda != 0;
     co.allow_tf32 = o.allow_tf32 != 0;
     co.log_level = o.log_level;
+    // The caller's log_user_data_free runs when the last copy of the log function goes,
+    // with the context, once the context exists (armed): until then the data is the
+    // caller's, so a failed create frees nothing.
+    auto armed = std::make_shared<bool>(false);
     if (o.log_fn) {
-      co.log_fn = [fn = o.log_fn, user = o.log_user_data](int level, const char* message) {
-        fn(user, static_cast<dp_log_level>(level), message);
+      std::shared_ptr<void> user_data(o.log_user_data,
+                                      [free_fn = o.log_user_data_free, armed](void* p) {
+                                        if (*armed && free_fn) free_fn(p);
+                                      });
+      co.log_fn = [fn = o.log_fn, user_data](int level, const char* message) {
+        fn(user_data.get(), static_cast<dp_log_level>(level), message);
       };
     }
     co.seed = o.seed;
@@ -40,6 +52,7 @@ dp_result dp_context_create(const dp_context_options* options, dp_context** out)
       delete h;
       throw;
     }
+    *armed = true;
     *out = h;
   });
 }

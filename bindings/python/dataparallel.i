@@ -39,15 +39,19 @@ typedef struct dp_py_deferred {
 } dp_py_deferred;
 
 static pthread_mutex_t dp_py_deferred_mu = PTHREAD_MUTEX_INITIALIZER;
+/* First in, first out: a log message queued before its context ended is delivered before
+   the log function's reference goes (dp_py_log_free queues that last). */
 static dp_py_deferred* dp_py_deferred_head = NULL;
+static dp_py_deferred* dp_py_deferred_tail = NULL;
 static int dp_py_deferred_scheduled = 0;
 
-/* Runs everything queued. Needs the GIL. */
+/* Runs everything queued, oldest first. Needs the GIL. */
 static int dp_py_run_deferred(void* unused) {
   (void)unused;
   pthread_mutex_lock(&dp_py_deferred_mu);
   dp_py_deferred* list = dp_py_deferred_head;
   __atomic_store_n(&dp_py_deferred_head, NULL, __ATOMIC_RELEASE); /* the dp_result typemap reads it unlocked */
+  dp_py_deferred_tail = NULL;
   dp_py_deferred_scheduled = 0;
   pthread_mutex_unlock(&dp_py_deferred_mu);
   while (list) {
@@ -59,18 +63,21 @@ static int dp_py_run_deferred(void* unused) {
   return 0;
 }
 
-static void dp_py_call_with_gil(void (*fn)(void*), void* arg) {
-  if (Py_IsInitialized() && PyGILState_Check()) {
-    fn(arg);
-    return;
-  }
+/* Queues fn(arg) to run with the GIL, on a Python thread's next library call or the main
+   thread's pending calls. */
+static void dp_py_defer(void (*fn)(void*), void* arg) {
   dp_py_deferred* d = (dp_py_deferred*)malloc(sizeof *d);
   if (!d) return; /* out of memory: leaking beats blocking a worker */
   d->fn = fn;
   d->arg = arg;
+  d->next = NULL;
   pthread_mutex_lock(&dp_py_deferred_mu);
-  d->next = dp_py_deferred_head;
-  __atomic_store_n(&dp_py_deferred_head, d, __ATOMIC_RELEASE);
+  if (dp_py_deferred_tail) {
+    dp_py_deferred_tail->next = d;
+  } else {
+    __atomic_store_n(&dp_py_deferred_head, d, __ATOMIC_RELEASE);
+  }
+  dp_py_deferred_tail = d;
   const int schedule = !dp_py_deferred_scheduled;
   dp_py_deferred_scheduled = 1;
   pthread_mutex_unlock(&dp_py_deferred_mu);
@@ -80,6 +87,14 @@ static void dp_py_call_with_gil(void (*fn)(void*), void* arg) {
     dp_py_deferred_scheduled = 0;
     pthread_mutex_unlock(&dp_py_deferred_mu);
   }
+}
+
+static void dp_py_call_with_gil(void (*fn)(void*), void* arg) {
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    fn(arg);
+    return;
+  }
+  dp_py_defer(fn, arg);
 }
 
 static void dp_py_decref(void* obj) { Py_DECREF((PyObject*)obj); }
@@ -773,6 +788,11 @@ static void dp_py_log(void* user_data, dp_log_level level, const char* message) 
   dp_py_call_with_gil(dp_py_deliver_log, rec);
 }
 %}
+%{
+/* The context has ended: its log function's reference goes, always through the queue,
+   after the messages queued before it (which use the function without a reference). */
+static void dp_py_log_free(void* fn) { dp_py_defer(dp_py_decref, fn); }
+%}
 %nothread dp_context_options::set_log;
 %extend dp_context_options {
   /* Sends log messages to fn(level, message); None: no logging. */
@@ -782,9 +802,10 @@ static void dp_py_log(void* user_data, dp_log_level level, const char* message) 
       $self->log_user_data = NULL;
       return;
     }
-    Py_INCREF(fn); /* kept for the life of the process (see above) */
+    Py_INCREF(fn); /* dropped when the context ends (dp_py_log_free) */
     $self->log_fn = dp_py_log;
     $self->log_user_data = fn;
+    $self->log_user_data_free = dp_py_log_free;
   }
 }
 

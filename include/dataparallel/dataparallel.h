@@ -154,10 +154,16 @@ typedef struct dp_context_options {
   void* log_user_data;
   /** Seed for parameter initialisation and dropout. */
   uint64_t seed;
+  /** With log_fn: called once with log_user_data when the context has ended (its last
+      tensor, module, optimizer and wrapper released), so that the caller can free it; NULL:
+      nothing to free. Runs on the thread that released the last of them and must not call
+      the library. Not called when dp_context_create fails: log_user_data stays the
+      caller's. A struct_size that ends before this member leaves it NULL. */
+  void (*log_user_data_free)(void* user_data);
 } dp_context_options;
 
 #define DP_CONTEXT_OPTIONS_INIT \
-  { sizeof(dp_context_options), 0, 1, 0, DP_LOG_WARNING, NULL, NULL, 0 }
+  { sizeof(dp_context_options), 0, 1, 0, DP_LOG_WARNING, NULL, NULL, 0, NULL }
 
 /**
  * Creates a context: the devices and their worker threads.

@@ -204,6 +204,43 @@ static void a_tensor_keeps_its_context_alive_after_context_release(void** state)
   dp_tensor_release(b);
 }
 
+static void count_free(void* user) {
+  ((struct log_record*)user)->calls += 1000;
+}
+
+/* log_user_data_free runs once, when the context's last object goes (here a tensor that
+   outlives dp_context_release), and not at all when creating the context fails. A struct
+   from a header without the member (struct_size ending before it) leaves it unset. */
+static void the_log_data_is_freed_once_when_the_context_ends(void** state) {
+  (void)state;
+  struct log_record rec = {0, ""};
+  dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
+  o.cpu_devices = 1;
+  o.load_cuda = 0;
+  o.log_fn = record_log;
+  o.log_user_data = &rec;
+  o.log_user_data_free = count_free;
+  dp_context* ctx = NULL;
+  ASSERT_OK(dp_context_create(&o, &ctx));
+  int64_t shape[1] = {2};
+  dp_tensor* t = NULL;
+  ASSERT_OK(dp_tensor_zeros(ctx, DP_FLOAT32, shape, 1, cpu_dev(0), &t));
+  dp_context_release(ctx);
+  assert_int_equal(rec.calls, 0); /* the tensor keeps the context */
+  dp_tensor_release(t);
+  assert_int_equal(rec.calls, 1000);
+
+  o.log_level = (dp_log_level)7; /* refused: the data stays the caller's */
+  assert_int_equal(dp_context_create(&o, &ctx), DP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rec.calls, 1000);
+
+  o.log_level = DP_LOG_WARNING;
+  o.struct_size = offsetof(dp_context_options, log_user_data_free);
+  ASSERT_OK(dp_context_create(&o, &ctx));
+  dp_context_release(ctx);
+  assert_int_equal(rec.calls, 1000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(version_number_matches_the_header_macros),
@@ -218,6 +255,7 @@ int main(void) {
       cmocka_unit_test(null_and_bad_handles_are_rejected_by_name),
       cmocka_unit_test(last_error_is_per_thread_and_kept_until_the_next_failure),
       cmocka_unit_test(a_tensor_keeps_its_context_alive_after_context_release),
+      cmocka_unit_test(the_log_data_is_freed_once_when_the_context_ends),
   };
   return cmocka_run_group_tests_name("context", tests, NULL, NULL);
 }

@@ -23,11 +23,9 @@ class Context(Handle):
 
     log: None (silent) or a callable log(level, message) receiving the library's messages
     at or above log_level; it runs on a Python thread, possibly a little after the event,
-    and must not call the library. The library cannot tell the binding when it is done
-    with `log`, so `log` and everything it references stay alive until the process ends:
-    give it a function that holds no large objects (not a method of an object that holds
-    a model or data). Tensors, modules and optimizers keep the library's context alive
-    after this object is closed.
+    and must not call the library. The library keeps `log` (and what it references) while
+    its context lives: tensors, modules and optimizers keep that context alive after this
+    object is closed, and `log` is let go when the last of them is.
     """
 
     __slots__ = ("_h", "__weakref__")

@@ -65,3 +65,31 @@ def test_with_block_closes_the_context():
         assert c.device_count() == 1
     assert c.closed
     assert repr(c) == "Context(closed)"
+
+
+def test_the_log_function_is_released_when_the_context_ends():
+    # The library keeps `log` while the context lives, and lets it go when it ends: a
+    # method of an object holding a model no longer keeps the object for good.
+    import gc
+    import weakref
+
+    class Trainer:
+        def __init__(self):
+            self.messages = []
+            self.ctx = dp.Context(cpu_devices=1, load_cuda=False, log=self.on_log)
+
+        def on_log(self, level, message):
+            self.messages.append(message)
+
+    t = Trainer()
+    x = t.ctx.zeros([2])
+    ref = weakref.ref(t)
+    t.ctx.close()
+    del t
+    gc.collect()
+    dp.capi.dp_py_run_pending()
+    assert ref() is not None  # x keeps the context, and so the log function
+    del x
+    gc.collect()
+    dp.capi.dp_py_run_pending()
+    assert ref() is None
