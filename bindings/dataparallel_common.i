@@ -86,6 +86,7 @@ dp_adam_options* dp_adamw_default_options(void) {
 %immutable dp_metadata_entry::value;
 %ignore dp_context_options::log_fn;
 %ignore dp_context_options::log_user_data;
+%ignore dp_context_options::log_user_data_free;
 
 /* chunk_sizes is a pointer the struct does not own: the proxy keeps a copy, set with
    set_chunk_sizes and freed with the struct. */

@@ -728,20 +728,99 @@ static void dp_java_make_detach_key(void) {
   (void)pthread_key_create(&dp_java_detach_key, dp_java_detach);
 }
 
-static void dp_java_buffer_deleter(void* ref, void* data) {
-  (void)data;
+/* This thread's JNIEnv, attaching a library thread to the JVM (as a daemon, detached
+   when it ends); NULL when the JVM cannot be reached (it is shutting down). */
+static JNIEnv* dp_java_env(void) {
   JNIEnv* env = NULL;
+  if (!dp_java_vm) return NULL;
   if ((*dp_java_vm)->GetEnv(dp_java_vm, (void**)&env, JNI_VERSION_1_8) != JNI_OK) {
     if ((*dp_java_vm)->AttachCurrentThreadAsDaemon(dp_java_vm, (void**)&env, NULL) != JNI_OK) {
-      return; /* cannot reach the JVM (it is shutting down): the buffer outlives us anyway */
+      return NULL;
     }
     pthread_once(&dp_java_detach_once, dp_java_make_detach_key);
     (void)pthread_setspecific(dp_java_detach_key, dp_java_vm);
   }
+  return env;
+}
+
+static void dp_java_buffer_deleter(void* ref, void* data) {
+  (void)data;
+  JNIEnv* env = dp_java_env();
+  if (!env) return; /* the JVM is going away: the buffer outlives us anyway */
   (*env)->DeleteGlobalRef(env, (jobject)ref);
+}
+
+/* ---- log messages: a context's messages to a Java object's deliver(int, String) ---- */
+typedef struct dp_java_log_target {
+  jobject listener; /* a global reference, dropped when the context ends */
+  jmethodID deliver;
+} dp_java_log_target;
+
+static void dp_java_log(void* user, dp_log_level level, const char* message) {
+  dp_java_log_target* t = (dp_java_log_target*)user;
+  JNIEnv* env = dp_java_env();
+  if (!env) return;
+  jstring text = dp_java_string(env, message ? message : "");
+  if (text) {
+    (*env)->CallVoidMethod(env, t->listener, t->deliver, (jint)level, text);
+    (*env)->DeleteLocalRef(env, text);
+  }
+  (*env)->ExceptionClear(env); /* the listener catches its own; nothing may escape here */
+}
+
+static void dp_java_log_free(void* user) {
+  dp_java_log_target* t = (dp_java_log_target*)user;
+  JNIEnv* env = dp_java_env();
+  if (env) (*env)->DeleteGlobalRef(env, t->listener);
+  free(t);
 }
 %}
 %typemap(in, numinputs=0) JNIEnv* env "$1 = jenv;"
+%typemap(jni) jobject listener "jobject"
+%typemap(jtype) jobject listener "Object"
+%typemap(jstype) jobject listener "Object"
+%typemap(javain) jobject listener "$javainput"
+%typemap(in) jobject listener "$1 = $input;"
+%inline %{
+/* Sends the context's log messages to listener.deliver(int level, String message), on
+   whichever thread logs (library threads attach to the JVM). The listener is held until
+   the context ends; dp_java_options_drop_log lets it go if creating the context failed. */
+dp_result dp_java_options_set_log(JNIEnv* env, dp_context_options* o, jobject listener) {
+  if (!o || !listener) return dp_set_error(DP_ERR_INVALID_ARGUMENT, "set_log: null argument");
+  if (!dp_java_vm && (*env)->GetJavaVM(env, &dp_java_vm) != JNI_OK) {
+    return dp_set_error(DP_ERR_INTERNAL, "set_log: no JavaVM");
+  }
+  jclass cls = (*env)->GetObjectClass(env, listener);
+  jmethodID deliver = cls ? (*env)->GetMethodID(env, cls, "deliver", "(ILjava/lang/String;)V")
+                          : NULL;
+  if (cls) (*env)->DeleteLocalRef(env, cls);
+  if (!deliver) {
+    (*env)->ExceptionClear(env);
+    return dp_set_error(DP_ERR_INVALID_ARGUMENT, "set_log: the listener has no deliver(int, String)");
+  }
+  dp_java_log_target* t = (dp_java_log_target*)malloc(sizeof *t);
+  if (!t) return dp_set_error(DP_ERR_OUT_OF_MEMORY, "set_log: out of memory");
+  t->listener = (*env)->NewGlobalRef(env, listener);
+  t->deliver = deliver;
+  if (!t->listener) {
+    free(t);
+    return dp_set_error(DP_ERR_OUT_OF_MEMORY, "set_log: no global reference");
+  }
+  o->log_fn = dp_java_log;
+  o->log_user_data = t;
+  o->log_user_data_free = dp_java_log_free;
+  return DP_OK;
+}
+
+/* After a failed dp_context_create the listener is still the options' to let go. */
+void dp_java_options_drop_log(dp_context_options* o) {
+  if (!o || o->log_fn != dp_java_log) return;
+  dp_java_log_free(o->log_user_data);
+  o->log_fn = NULL;
+  o->log_user_data = NULL;
+  o->log_user_data_free = NULL;
+}
+%}
 %typemap(jni) jobject buffer "jobject"
 %typemap(jtype) jobject buffer "java.nio.Buffer"
 %typemap(jstype) jobject buffer "java.nio.Buffer"

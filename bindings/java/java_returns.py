@@ -45,6 +45,7 @@ NOT_RETURNED = {
     ("size_t*", "n_outputs"), ("size_t*", "n_replicas"), ("size_t*", "n"),
     ("uint64_t*", "total_bytes"), ("const char**", "name"), ("dp_phase_times*", "last"),
     ("dp_phase_times*", "total"), ("size_t*", "needed"),
+    ("dp_context_options*", "o"),  # filled in by dp_java_options_set_log
 }
 
 # Pointers that are always inputs: handles, memory, the JNI environment.

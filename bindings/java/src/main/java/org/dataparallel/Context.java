@@ -2,6 +2,7 @@ package org.dataparallel;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_context;
 import org.dataparallel.swig.dp_context_options;
@@ -30,6 +31,8 @@ public final class Context extends Handle<dp_context> {
     private boolean loadCuda = true;
     private boolean allowTf32;
     private long seed;
+    private BiConsumer<LogLevel, String> log;
+    private LogLevel logLevel = LogLevel.WARNING;
 
     private Builder() {}
 
@@ -57,6 +60,24 @@ public final class Context extends Handle<dp_context> {
       return this;
     }
 
+    /**
+     * Where the library's messages at or above {@link #logLevel} go (none by default: the
+     * library is silent). The listener runs on whichever thread logs, library threads
+     * included, and must not call the library; what it throws is dropped. The library
+     * holds it until the context ends (after close(), once its last tensor, module and
+     * optimizer are closed too).
+     */
+    public Builder log(BiConsumer<LogLevel, String> listener) {
+      this.log = listener;
+      return this;
+    }
+
+    /** The least severe level that reaches {@link #log} (default WARNING). */
+    public Builder logLevel(LogLevel level) {
+      this.logLevel = level;
+      return this;
+    }
+
     public Context build() {
       dp_context_options o = new dp_context_options();
       try {
@@ -64,9 +85,31 @@ public final class Context extends Handle<dp_context> {
         o.setLoad_cuda(loadCuda ? 1 : 0);
         o.setAllow_tf32(allowTf32 ? 1 : 0);
         o.setSeed(seed);
-        return new Context(CApi.dp_context_create(o));
+        o.setLog_level(logLevel.value());
+        if (log != null) CApi.dp_java_options_set_log(o, new LogBridge(log));
+        try {
+          return new Context(CApi.dp_context_create(o));
+        } catch (RuntimeException | Error e) {
+          CApi.dp_java_options_drop_log(o); // the failed context did not take the listener
+          throw e;
+        }
       } finally {
         o.delete();
+      }
+    }
+  }
+
+  /** What the library calls for each message: the listener, any exception dropped. */
+  static final class LogBridge {
+    private final BiConsumer<LogLevel, String> listener;
+
+    LogBridge(BiConsumer<LogLevel, String> listener) { this.listener = listener; }
+
+    void deliver(int level, String message) {
+      try {
+        listener.accept(LogLevel.of(level), message);
+      } catch (Throwable t) {
+        // a listener's failure must not unwind through the library's threads
       }
     }
   }

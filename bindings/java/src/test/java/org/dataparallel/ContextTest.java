@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +47,39 @@ class ContextTest {
       DataParallelException e =
           assertThrows(DataParallelException.class, () -> ctx.deviceName(Device.cpu(9)));
       assertEquals(ErrorCode.OUT_OF_RANGE, e.errorCode());
+    }
+  }
+
+  /**
+   * The library's messages reach a Java listener, from whichever thread logs: here the
+   * start-up line that says why there are no CUDA devices (on a machine without a GPU).
+   * A listener that throws changes nothing.
+   */
+  @Test
+  void logMessagesReachTheListener() {
+    List<String> messages = Collections.synchronizedList(new ArrayList<>());
+    try (Context ctx =
+        Context.builder()
+            .cpuDevices(1)
+            .loadCuda(true)
+            .logLevel(LogLevel.INFO)
+            .log((level, message) -> messages.add(level + " " + message))
+            .build()) {
+      if (ctx.deviceCount(DeviceType.CUDA) == 0) {
+        assertTrue(
+            messages.stream().anyMatch(m -> m.startsWith("INFO") && m.contains("CPU devices only")),
+            messages.toString());
+      }
+      assertTrue(!messages.isEmpty());
+    }
+    try (Context ctx =
+        Context.builder()
+            .cpuDevices(1)
+            .loadCuda(true)
+            .logLevel(LogLevel.DEBUG)
+            .log((level, message) -> { throw new IllegalStateException("listener failed"); })
+            .build()) {
+      assertEquals(1, ctx.deviceCount(DeviceType.CPU));
     }
   }
 }
