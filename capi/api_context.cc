@@ -20,8 +20,13 @@ dp_result dp_context_create(const dp_context_options* options, dp_context** out)
       DP_CHECK(options->struct_size >= kMinimum, kInvalidArgument,
                "options->struct_size = " << options->struct_size << " is smaller than " << kMinimum
                                          << " (initialise with DP_CONTEXT_OPTIONS_INIT)");
-      // Only the bytes the caller's struct has: one from an older header ends sooner.
-      std::memcpy(&o, options, std::min(options->struct_size, sizeof o));
+      // Only the members the caller's struct has whole: one from an older header ends
+      // sooner (a struct_size cutting a member leaves that member at its default).
+      constexpr size_t kFree = offsetof(dp_context_options, log_user_data_free);
+      std::memcpy(&o, options, std::min(options->struct_size, kFree));
+      if (options->struct_size >= kFree + sizeof o.log_user_data_free) {
+        o.log_user_data_free = options->log_user_data_free;
+      }
       o.struct_size = sizeof o;
     }
     DP_CHECK(o.log_level >= DP_LOG_DEBUG && o.log_level <= DP_LOG_ERROR, kInvalidArgument,

@@ -118,21 +118,23 @@ std::string save_target(const std::string& path) {
 class TempFile {
  public:
   explicit TempFile(std::string target) : target_(std::move(target)) {
+    // Created with the replaced file's permission bits (less the umask), never wider:
+    // a private file's new contents are never readable by others, even for a moment.
+    struct stat st;
+    const bool replaces = ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const mode_t mode = replaces ? (st.st_mode & 0777) : 0666;
     static std::atomic<uint64_t> serial{0};
     for (int attempt = 0; fd_ < 0; ++attempt) {
       name_ = target_ + ".tmp." + std::to_string(::getpid()) + "." +
               std::to_string(serial.fetch_add(1, std::memory_order_relaxed));
-      fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      fd_ = ::open(name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
       if (fd_ < 0 && (errno != EEXIST || attempt > 100)) {
         DP_THROW(kIo, "cannot create \"" << name_ << "\" to save \"" << target_
                                          << "\": " << std::strerror(errno));
       }
     }
-    struct stat st;
-    if (::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      // A copy of a private file stays private; a failure here leaves the default mode.
-      (void)::fchmod(fd_, st.st_mode & 07777);
-    }
+    // The exact mode, which the umask may have narrowed; a failure leaves it narrower.
+    if (replaces) (void)::fchmod(fd_, st.st_mode & 07777);
   }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
@@ -300,12 +302,18 @@ class InputFile {
   explicit InputFile(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     DP_CHECK(fd_ >= 0, kIo, "cannot open \"" << path << "\": " << std::strerror(errno));
-    struct stat st;
-    DP_CHECK(::fstat(fd_, &st) == 0, kIo,
-             "cannot read \"" << path << "\": " << std::strerror(errno));
-    DP_CHECK(!S_ISDIR(st.st_mode), kIo, "cannot read \"" << path << "\": it is a directory");
-    DP_CHECK(S_ISREG(st.st_mode), kIo, "cannot read \"" << path << "\": it is not a regular file");
-    size_ = static_cast<uint64_t>(st.st_size);
+    try {  // a constructor that throws runs no destructor: the descriptor is closed here
+      struct stat st;
+      DP_CHECK(::fstat(fd_, &st) == 0, kIo,
+               "cannot read \"" << path << "\": " << std::strerror(errno));
+      DP_CHECK(!S_ISDIR(st.st_mode), kIo, "cannot read \"" << path << "\": it is a directory");
+      DP_CHECK(S_ISREG(st.st_mode), kIo,
+               "cannot read \"" << path << "\": it is not a regular file");
+      size_ = static_cast<uint64_t>(st.st_size);
+    } catch (...) {
+      ::close(fd_);
+      throw;
+    }
   }
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;

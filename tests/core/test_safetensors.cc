@@ -96,6 +96,13 @@ std::vector<T> values_of(const SafetensorsEntry& e) {
   return v;
 }
 
+// The process's open file descriptors.
+size_t open_descriptors() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
 class Safetensors : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -599,6 +606,7 @@ TEST_F(Safetensors, MetadataIsReadFromTheHeaderAloneOfAnySafetensorsFile) {
 // read, for tensors and for metadata alike.
 TEST_F(Safetensors, LoadRefusesFilesThatAreNotRegularFiles) {
   ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
+  const size_t fds_before = open_descriptors();
   for (const std::string& p : {path("fifo"), std::string("/dev/zero")}) {
     SCOPED_TRACE(p);
     for (int metadata_only = 0; metadata_only < 2; ++metadata_only) {
@@ -614,6 +622,8 @@ TEST_F(Safetensors, LoadRefusesFilesThatAreNotRegularFiles) {
       }
     }
   }
+  // Each refusal closed what it opened (they leaked one descriptor each).
+  EXPECT_EQ(open_descriptors(), fds_before);
 }
 
 // A missing file and a directory (which std::ifstream opens on Linux, failing only when
