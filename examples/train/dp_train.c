@@ -2,10 +2,12 @@
    only. Run `dp-train --help` for the options. Exit codes: 0 done, 2 bad input (options,
    data, devices, checkpoints), 1 another failure, 130 interrupted (Ctrl-C). */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 
 #include <dataparallel/dataparallel.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -733,8 +735,13 @@ static void progress(const options* o, int tty, int epoch, size_t done, size_t t
    process's own (an existing path.tmp, or another run's, is left alone), opened for
    writing, or NULL. */
 static FILE* open_temporary(const char* path, char* tmp, size_t size) {
-  snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
-  return fopen(tmp, "wx");
+  /* A file a killed run left under this name (its pid since reused) is skipped. */
+  for (int n = 0; n < 100; ++n) {
+    snprintf(tmp, size, "%s.tmp.%ld.%d", path, (long)getpid(), n);
+    FILE* f = fopen(tmp, "wx");
+    if (f || errno != EEXIST) return f;
+  }
+  return NULL;
 }
 
 static void write_metrics(const char* path, const epoch_record* r, size_t n) {
@@ -811,12 +818,34 @@ static void check_writable(const char* option, const char* path) {
   remove(tmp);
 }
 
+/* Where `path` is or will be: the file itself, through any links, when it exists; else its
+   directory's and its own name ("./out.st" and "out.st" are one file). 0 when neither
+   resolves. */
+static int resolve_path(const char* path, char* out, size_t size) {
+  char dir[PATH_MAX], resolved[PATH_MAX];
+  if (realpath(path, resolved)) {
+    snprintf(out, size, "%s", resolved);
+    return 1;
+  }
+  snprintf(dir, sizeof dir, "%s", path);
+  char* slash = strrchr(dir, '/');
+  const char* name = slash ? path + (slash - dir) + 1 : path;
+  if (slash) {
+    *slash = '\0';
+    if (!*dir) snprintf(dir, sizeof dir, "/");
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (!realpath(dir, resolved)) return 0;
+  snprintf(out, size, "%s/%s", resolved, name);
+  return 1;
+}
+
 /* Two of the file options naming one file would overwrite each other (a checkpoint
-   replaced by a CSV). Compared by identity where both exist, else by name. */
+   replaced by a CSV). */
 static int same_file(const char* a, const char* b) {
-  struct stat sa, sb;
-  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+  if (resolve_path(a, ra, sizeof ra) && resolve_path(b, rb, sizeof rb)) return strcmp(ra, rb) == 0;
   return strcmp(a, b) == 0;
 }
 

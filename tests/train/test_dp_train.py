@@ -781,6 +781,12 @@ def test_two_file_options_naming_one_file_are_refused(dp_train, tmp_path, a, b):
     assert p.returncode == 2, (p.returncode, p.stderr)
     assert error_lines(p) == [f"dp-train: {a} and {b} name the same file, {same}"], p.stderr
     assert (same.read_bytes() if same.exists() else None) == before
+    if b != "--resume":  # one new file spelled two ways
+        (tmp_path / "sub").mkdir()
+        p = run(dp_train, "--limit", "512", "--epochs", "1", a, str(tmp_path / "new"), b,
+                str(tmp_path / "sub" / ".." / "new"))
+        assert p.returncode == 2, (p.returncode, p.stderr)
+        assert not (tmp_path / "new").exists()
 
 
 def test_a_metrics_history_longer_than_the_run_is_cut_not_overrun(dp_train, tmp_path):
