@@ -153,8 +153,12 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   if (skip_first) replica_devices.insert(replica_devices.begin(), device_ids_[0]);
   std::vector<std::shared_ptr<Module>> replicas;
   const bool cacheable = options_.cache_replicas && !GradMode::enabled();
-  if (cacheable && cached_devices_ == replica_devices &&
-      cached_versions_ == parallel::state_versions(*module_)) {
+  if (replica_devices.size() == 1) {
+    // The original alone (one chunk on device_ids[0]): nothing to broadcast, and the
+    // cached replicas of full batches stay for the next one.
+    replicas = {module_};
+  } else if (cacheable && cached_devices_ == replica_devices &&
+             cached_versions_ == parallel::state_versions(*module_)) {
     replicas = cached_replicas_;
   } else {
     parallel::ReplicateOptions ro;

@@ -518,6 +518,25 @@ TEST(DataParallelCache, AForwardWithGradBetweenCachedOnesLeavesNoEmptyCacheBehin
   }
 }
 
+TEST(DataParallelCache, ABatchOfOneChunkKeepsTheCachedReplicas) {
+  // An evaluation loop whose last batch is one row: the full batches' replicas stay
+  // cached across it (it used to replace them with the original alone).
+  auto ctx = make_ctx(2);
+  auto model = mlp(ctx);
+  DataParallelOptions o;
+  o.cache_replicas = true;
+  DataParallel w(model, {cpu(0), cpu(1)}, std::nullopt, 0, o);
+  GradModeGuard no_grad(false);
+  const Tensor full = make_batches(ctx, false, 1, 4)[0].x;
+  const Tensor one = ops::split(full, {1, 3}, 0)[0];
+  w.forward({full});
+  w.forward({one});
+  w.forward({full});
+  PhaseTimes last;
+  w.stats().read(&last, nullptr, nullptr);
+  EXPECT_EQ(last.replicate, 0.0) << "the cached replicas were broadcast again";
+}
+
 TEST(DataParallelReplicas, OneChunkOnAnotherDeviceIsGatheredToTheOutputDevice) {
   // chunk_sizes that give device_ids[0] no rows: the one chunk runs as replica 1; its
   // output still goes to output_device (default device_ids[0]), as every gather does.
@@ -772,8 +791,8 @@ TEST(DataParallelComm, ChunkSizesFollowTorchChunk) {
 TEST(DataParallelImbalance, WarnsOnMemoryBelowThreeQuartersNamingBothGpus) {
   const std::vector<Device> d{cuda(0), cuda(1)};
   EXPECT_EQ(imbalance_warning(d, {80, 80}, {132, 132}), "");
-  EXPECT_EQ(imbalance_warning(d, {80, 61}, {132, 132}), "");  // 76%: balanced
-  EXPECT_EQ(imbalance_warning(d, {80, 60}, {132, 132}), "");  // exactly 75%: balanced
+  EXPECT_EQ(imbalance_warning(d, {80, 61}, {132, 132}), "");        // 76%: balanced
+  EXPECT_EQ(imbalance_warning(d, {80, 60}, {132, 132}), "");        // exactly 75%: balanced
   EXPECT_NE(imbalance_warning(d, {80000, 59999}, {132, 132}), "");  // just under: warns
   const std::string w = imbalance_warning(d, {80, 40}, {132, 132});
   EXPECT_NE(w.find("cuda:1 has less than 75% of the memory of cuda:0"), std::string::npos) << w;
