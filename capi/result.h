@@ -2,6 +2,8 @@
 // extern "C" function runs its body through guard(), so no exception crosses the ABI.
 #pragma once
 
+#include <cxxabi.h>
+
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -35,11 +37,16 @@ class ErrorRecordScope {
 // Translates the exception being handled (call only inside a catch block).
 dp_result translate_current_exception();
 
+// Every exception becomes a dp_result, except a thread's forced unwind (pthread_exit,
+// as Python at exit ends a thread inside a nested library call), which must go on: glibc
+// aborts the process when a catch keeps it. So this is not noexcept.
 template <class F>
-dp_result guard(F&& f) noexcept {
+dp_result guard(F&& f) {
   try {
     f();
     return DP_OK;
+  } catch (abi::__forced_unwind&) {
+    throw;
   } catch (...) {
     return translate_current_exception();
   }

@@ -254,8 +254,11 @@ void TaskGroup::run(size_t i, Worker& w, const std::function<void()>& f) {
   try {
     w.run(f);
   } catch (abi::__forced_unwind&) {
+    // The caller's frame, which the other tasks use, goes with the unwinding: they
+    // finish first.
     errors_[i] = thread_ended_error();
     latch_.count_down();
+    latch_.wait();
     throw;
   } catch (...) {
     errors_[i] = std::current_exception();

@@ -96,11 +96,15 @@ class Double(dp.Module):
         return x * 2.0
 m = Double(ctx)
 net = dp.DataParallel(Double(ctx), ["cpu:0", "cpu:1"])
+class Outer(dp.Module):  # runs m, not a child of its own, through a nested library call
+    def forward(self, x):
+        return m(x) + 1.0
+outer = Outer(ctx)
 x = ctx.full([4, 3], 1.0)
 def loop(f):
     while True:
         f(x)
-for f in (m, net):
+for f in (m, net, outer, outer):
     threading.Thread(target=loop, args=(f,), daemon=True).start()
 time.sleep(0.2)
 """
@@ -112,7 +116,7 @@ def test_the_interpreter_exits_cleanly_while_daemon_threads_run_python_forwards(
     # through a catch (...) that kept it, and glibc aborted the process (about half the
     # exits).
     env = dict(os.environ)
-    for run in range(8):
+    for run in range(12):
         p = subprocess.run([sys.executable, "-c", EXIT_WHILE_A_FORWARD_RUNS], env=env,
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, (run, p.returncode, p.stderr[-2000:])
