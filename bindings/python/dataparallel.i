@@ -45,22 +45,25 @@ static dp_py_deferred* dp_py_deferred_head = NULL;
 static dp_py_deferred* dp_py_deferred_tail = NULL;
 static int dp_py_deferred_scheduled = 0;
 
-/* Runs everything queued, oldest first. Needs the GIL. */
+/* Runs everything queued, oldest first, one item at a time: an item that calls the library
+   runs a nested flush, which goes on in the same order. Needs the GIL. */
 static int dp_py_run_deferred(void* unused) {
   (void)unused;
-  pthread_mutex_lock(&dp_py_deferred_mu);
-  dp_py_deferred* list = dp_py_deferred_head;
-  __atomic_store_n(&dp_py_deferred_head, NULL, __ATOMIC_RELEASE); /* the dp_result typemap reads it unlocked */
-  dp_py_deferred_tail = NULL;
-  dp_py_deferred_scheduled = 0;
-  pthread_mutex_unlock(&dp_py_deferred_mu);
-  while (list) {
-    dp_py_deferred* next = list->next;
-    list->fn(list->arg);
-    free(list);
-    list = next;
+  for (;;) {
+    pthread_mutex_lock(&dp_py_deferred_mu);
+    dp_py_deferred* d = dp_py_deferred_head;
+    if (!d) {
+      dp_py_deferred_scheduled = 0;
+      pthread_mutex_unlock(&dp_py_deferred_mu);
+      return 0;
+    }
+    /* the dp_result typemap reads the head unlocked */
+    __atomic_store_n(&dp_py_deferred_head, d->next, __ATOMIC_RELEASE);
+    if (!d->next) dp_py_deferred_tail = NULL;
+    pthread_mutex_unlock(&dp_py_deferred_mu);
+    d->fn(d->arg);
+    free(d);
   }
-  return 0;
 }
 
 /* Queues fn(arg) to run with the GIL, on a Python thread's next library call or the main
@@ -266,14 +269,16 @@ static PyObject* dp_py_handle_list(void** handles, size_t n, swig_type_info* typ
 
 /* ---- results -------------------------------------------------------------------------- */
 %typemap(out) dp_result {
-  /* Work deferred by other threads (the releases of borrowed arrays, mostly) runs here, on
-     whichever Python thread calls the library next: left to the main thread's pending
-     calls, it waited while the main thread waited (in Thread.join, say). */
-  if (__atomic_load_n(&dp_py_deferred_head, __ATOMIC_ACQUIRE) != NULL) dp_py_run_deferred(NULL);
   if ($1 != DP_OK) {
     dp_py_raise($1);
     SWIG_fail;
   }
+  /* Work deferred by other threads (the releases of borrowed arrays, mostly) runs here, on
+     whichever Python thread calls the library next: left to the main thread's pending
+     calls, it waited while the main thread waited (in Thread.join, say). After a success
+     only: the work may run Python code that calls the library and changes the message a
+     failure is raised with. */
+  if (__atomic_load_n(&dp_py_deferred_head, __ATOMIC_ACQUIRE) != NULL) dp_py_run_deferred(NULL);
   $result = SWIG_Py_Void();
 }
 
