@@ -800,18 +800,43 @@ static void dp_py_log_free(void* fn) { dp_py_defer(dp_py_decref, fn); }
 %}
 %nothread dp_context_options::set_log;
 %extend dp_context_options {
-  /* Sends log messages to fn(level, message); None: no logging. */
+  /* Sends log messages to fn(level, message); None: no logging. The options object holds
+     one reference to fn, and each context made from it one of its own. */
   void set_log(PyObject* fn) {
+    if ($self->log_fn == dp_py_log) Py_DECREF((PyObject*)$self->log_user_data);
     if (fn == Py_None) {
       $self->log_fn = NULL;
       $self->log_user_data = NULL;
+      $self->log_user_data_free = NULL;
       return;
     }
-    Py_INCREF(fn); /* dropped when the context ends (dp_py_log_free) */
+    Py_INCREF(fn);
     $self->log_fn = dp_py_log;
     $self->log_user_data = fn;
     $self->log_user_data_free = dp_py_log_free;
   }
+  ~dp_context_options() {
+    if ($self->log_fn == dp_py_log) dp_py_call_with_gil(dp_py_decref, $self->log_user_data);
+    free($self);
+  }
+}
+/* A context made from options with a log function takes its own reference to it (dropped
+   by dp_py_log_free when the context ends); a failed create gives it back at once. */
+%typemap(in) const dp_context_options* options (int took_log_ref = 0) {
+  void* argp = NULL;
+  const int res = SWIG_ConvertPtr($input, &argp, $descriptor, 0);
+  if (!SWIG_IsOK(res)) {
+    SWIG_exception_fail(SWIG_ArgError(res), "in method '$symname', argument $argnum of type '$type'");
+  }
+  $1 = ($ltype)argp;
+  if ($1 && $1->log_fn == dp_py_log) {
+    Py_INCREF((PyObject*)$1->log_user_data);
+    took_log_ref = 1;
+  }
+}
+%typemap(argout) const dp_context_options* options { took_log_ref$argnum = 0; }
+%typemap(freearg) const dp_context_options* options {
+  if (took_log_ref$argnum) Py_DECREF((PyObject*)$1->log_user_data);
 }
 
 /* Runs the deferred work now (tests use it to make releases deterministic). */

@@ -93,3 +93,44 @@ def test_the_log_function_is_released_when_the_context_ends():
     gc.collect()
     dp.capi.dp_py_run_pending()
     assert ref() is None
+
+
+def test_log_references_are_counted_per_context_and_given_back_on_a_failed_create():
+    # Options reused for two contexts: each context holds its own reference (the second
+    # context's end freed a function the options still used: a crash). A failed create
+    # keeps none.
+    import gc
+    import sys
+    import weakref
+    from dataparallel import capi
+
+    def log(level, message):
+        pass
+
+    before = sys.getrefcount(log)
+    o = capi.dp_context_options()
+    o.cpu_devices = 1
+    o.load_cuda = 0
+    o.set_log(log)
+    c1 = capi.dp_context_create(o)
+    c2 = capi.dp_context_create(o)
+    del c1, c2
+    gc.collect()
+    capi.dp_py_run_pending()
+    assert sys.getrefcount(log) == before + 1  # the options' own
+    del o
+    capi.dp_py_run_pending()
+    assert sys.getrefcount(log) == before
+
+    class Sink:
+        def __call__(self, level, message):
+            pass
+
+    sink = Sink()
+    ref = weakref.ref(sink)
+    with pytest.raises(dp.InvalidArgumentError):
+        dp.Context(cpu_devices=-5, load_cuda=False, log=sink)
+    del sink
+    gc.collect()
+    capi.dp_py_run_pending()
+    assert ref() is None
