@@ -43,9 +43,20 @@ class Tensor(Handle):
 
     __slots__ = ("_h", "_ctx", "__weakref__")
 
-    # NumPy operators hand a Tensor operand back to the Tensor's own (np.float32(2) * t is
-    # t.__rmul__, which keeps autograd) instead of converting it into an array.
-    __array_ufunc__ = None
+    # NumPy's +, -, * and / with a Tensor operand are the Tensor's own operators
+    # (np.float32(2) * t is t.__rmul__, which keeps autograd); every other ufunc (np.sqrt,
+    # np.isfinite, ...) works on the Tensor's values as an array, as before.
+    _UFUNC_OPERATORS = {np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
+                        np.multiply: ("__mul__", "__rmul__"),
+                        np.true_divide: ("__truediv__", "__rtruediv__")}
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        ops = Tensor._UFUNC_OPERATORS.get(ufunc)
+        if ops and method == "__call__" and not kwargs and len(inputs) == 2:
+            a, b = inputs
+            return getattr(a, ops[0])(b) if isinstance(a, Tensor) else getattr(b, ops[1])(a)
+        arrays = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
+        return getattr(ufunc, method)(*arrays, **kwargs)
 
     def __init__(self, *args, **kwargs):
         raise TypeError("make tensors with dataparallel.tensor(ctx, data), "

@@ -320,6 +320,10 @@ def test_numpy_scalars_work_as_python_numbers_and_keep_autograd(ctx):
     np.testing.assert_allclose(w.grad.numpy(), [3, 3])
     np.testing.assert_array_equal(ctx.full([2], np.float32(0.5)).numpy(), [0.5, 0.5])
     assert ctx.zeros(np.int64(3)).shape == (3,)
+    # Other NumPy functions take a tensor as the array of its values.
+    np.testing.assert_allclose(np.sqrt(w), np.sqrt([1.0, 2.0]))
+    assert np.isfinite(w).all() and np.maximum(np.array([0.0, 5.0]), w).tolist() == [1.0, 5.0]
+    assert isinstance(np.array([1.0, 1.0], np.float32) * w, dp.Tensor)
     assert ctx.zeros((np.int64(2), np.int32(3))).shape == (2, 3)
 
 
