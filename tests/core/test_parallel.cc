@@ -429,6 +429,20 @@ TEST(DataParallelBuffers, BufferSyncLeavesABufferNoReplicaWroteBitForBit) {
     for (int i = 0; i < 20; ++i) w.forward({x});
     EXPECT_EQ(host(m->buffer("b")), values) << devices << " devices";
   }
+  // Beside a buffer that the replicas do write (a BatchNorm's statistics, which share the
+  // replica's storage and version counter with the constant one).
+  auto ctx = make_ctx(3);
+  auto seq = std::make_shared<Sequential>(ctx);
+  seq->append(adds_its_buffer(ctx, values, false));
+  seq->append(std::make_shared<BatchNorm>(ctx, 1, 8, 1e-5, 0.1, cpu(0)));
+  DataParallelOptions o;
+  o.buffer_sync = BufferSync::kAverage;
+  DataParallel w(seq, {cpu(0), cpu(1), cpu(2)}, std::nullopt, 0, o);
+  const Tensor x = rows_4x2(ctx, 1);
+  const Tensor x8 = ops::reshape(ops::cat({x, x, x, x}, 1), {4, 8});
+  const Tensor x12 = ops::cat({x8, x8, x8}, 0);
+  for (int i = 0; i < 20; ++i) w.forward({x12});
+  EXPECT_EQ(host(seq->children()[0].second->buffer("b")), values) << "beside a BatchNorm";
 }
 
 TEST(DataParallelCache, AReplicasWriteToItsOwnBufferIsNotSeenByTheNextForward) {
