@@ -10,12 +10,13 @@ kept in Python variables.
 """
 import collections
 import os
+import re
 import threading
 import weakref
 
 from . import capi, ops
 from ._handle import Handle
-from .devices import device as as_device
+from .devices import device as as_device, from_c
 from .errors import Error, ShapeMismatchError, StateError
 from .tensor import Tensor, _pair, _wrap
 
@@ -39,22 +40,29 @@ _forward_failures = collections.deque(maxlen=16)
 _forward_failures_lock = threading.Lock()
 
 
-def _record_forward_failure(message, exc):
+_REPLICA_PREFIX = re.compile(r"in replica \d+ on device (\S+): ")
+
+
+def _record_forward_failure(message, exc, device):
     with _forward_failures_lock:
-        _forward_failures.append((message, exc))
+        _forward_failures.append((message, exc, device))
 
 
 def _raise_from_forward(error):
     """Re-raises a library error from a forward, chained to the Python exception behind it:
-    the one whose message the error's message contains (the longest such message, and of
-    equal ones the newest)."""
+    the one whose message the error's message contains (the longest such message; of equal
+    ones, first the one that ran on the device the error names, then the newest)."""
     text = str(error)
+    named = _REPLICA_PREFIX.search(text)
+    device = named.group(1) if named else None
     cause = None
     with _forward_failures_lock:
-        best, best_len = -1, 0
-        for i, (message, _) in enumerate(_forward_failures):
-            if message and message in text and len(message) >= best_len:
-                best, best_len = i, len(message)
+        best, best_key = -1, None
+        for i, (message, _, where) in enumerate(_forward_failures):
+            if message and message in text:
+                key = (len(message), where == device)
+                if best_key is None or key >= best_key:
+                    best, best_key = i, key
         if best >= 0:
             cause = _forward_failures[best][1]
             del _forward_failures[best]
@@ -83,10 +91,13 @@ class _ForwardTrampoline:
 
     def __call__(self, handle, input_handles):
         module = self._module()
+        device = None
         if module is None:
             return (12, "its Python object is gone: keep a reference to the Python module "
                         "while the library uses it")
         ctx = module._ctx
+        if input_handles:
+            device = str(from_c(capi.dp_tensor_device(input_handles[0])))
         previous = getattr(_local, "scope", None)
         _local.scope = {id(module): (handle, "")}
         try:
@@ -96,11 +107,11 @@ class _ForwardTrampoline:
             return [t._h for t in out]
         except Error as e:
             message = _utf8(str(e))
-            _record_forward_failure(message, e)
+            _record_forward_failure(message, e, device)
             return (e.code, message)
         except BaseException as e:  # noqa: B902 - every failure must go back as a code
             message = _utf8(f"{type(e).__name__}: {e}")
-            _record_forward_failure(message, e)
+            _record_forward_failure(message, e, device)
             return (12, message)
         finally:
             _local.scope = previous

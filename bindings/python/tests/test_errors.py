@@ -218,3 +218,21 @@ def test_a_forward_exception_whose_message_utf8_cannot_hold_keeps_message_and_ca
     with pytest.raises(dp.CallbackError, match=r"ValueError: bad \\udc80 byte") as info:
         Odd(ctx)(ctx.zeros([2]))
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_replicas_failing_with_the_same_message_chain_the_named_replicas_exception(ctx):
+    # Same message on both replicas: the cause is the exception raised on the device the
+    # error names (replica 0's), told apart by where it ran, not whichever came last.
+    seen = {}
+
+    class Same(dp.Module):
+        def forward(self, x):
+            e = ValueError("the same message")
+            seen[str(x.device)] = e
+            raise e
+
+    net = dp.DataParallel(Same(ctx), ["cpu:0", "cpu:1"])
+    for _ in range(20):
+        with pytest.raises(dp.CallbackError, match="in replica 0 on device cpu:0") as info:
+            net(ctx.zeros([4, 2]))
+        assert info.value.__cause__ is seen["cpu:0"]
