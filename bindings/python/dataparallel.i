@@ -15,6 +15,53 @@
 
 %include <stdint.i>
 
+/* ---- numbers: whatever Python can use as one, NumPy's scalars included ------------------
+   SWIG's own conversions take only Python ints and floats (np.int64(2) and np.float32(0.5)
+   were TypeErrors). Integers go through __index__ (a float is still refused), with a range
+   check; floating arguments through __float__. */
+%define DP_PY_SIGNED_IN(TYPE, LO, HI)
+%typemap(in) TYPE {
+  PyObject* index = PyNumber_Index($input);
+  if (!index) SWIG_fail;
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (v == -1 && PyErr_Occurred()) SWIG_fail;
+  if (overflow || v < (LO) || v > (HI)) {
+    PyErr_SetString(PyExc_OverflowError, "in method '$symname', argument $argnum does not fit in TYPE");
+    SWIG_fail;
+  }
+  $1 = (TYPE)v;
+}
+%typemap(typecheck, precedence=SWIG_TYPECHECK_INTEGER) TYPE { $1 = PyIndex_Check($input); }
+%enddef
+%define DP_PY_UNSIGNED_IN(TYPE, HI)
+%typemap(in) TYPE {
+  PyObject* index = PyNumber_Index($input);
+  if (!index) SWIG_fail;
+  const unsigned long long v = PyLong_AsUnsignedLongLong(index);
+  Py_DECREF(index);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) SWIG_fail;
+  if (v > (HI)) {
+    PyErr_SetString(PyExc_OverflowError, "in method '$symname', argument $argnum does not fit in TYPE");
+    SWIG_fail;
+  }
+  $1 = (TYPE)v;
+}
+%typemap(typecheck, precedence=SWIG_TYPECHECK_INTEGER) TYPE { $1 = PyIndex_Check($input); }
+%enddef
+DP_PY_SIGNED_IN(int32_t, INT32_MIN, INT32_MAX)
+DP_PY_SIGNED_IN(int64_t, INT64_MIN, INT64_MAX)
+DP_PY_UNSIGNED_IN(uint64_t, UINT64_MAX)
+DP_PY_UNSIGNED_IN(size_t, SIZE_MAX)
+%typemap(in) double {
+  $1 = PyFloat_AsDouble($input);
+  if ($1 == -1.0 && PyErr_Occurred()) SWIG_fail;
+}
+%typemap(typecheck, precedence=SWIG_TYPECHECK_DOUBLE) double {
+  $1 = PyFloat_Check($input) || PyLong_Check($input) || PyNumber_Check($input);
+}
+
 %{
 #include <pthread.h>
 #include <stdlib.h>

@@ -345,3 +345,16 @@ def test_tensors_do_all_their_arithmetic_after_their_context_is_closed():
                       ([10, 10, 10] - t, [9, 8, 6]), (t * 2, [2, 4, 8])):
         np.testing.assert_allclose(got.numpy(), want)
         assert got.device == dp.cpu(1)
+
+
+def test_numpy_integers_and_floats_are_taken_wherever_numbers_are(ctx):
+    t = ctx.tensor(np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(t.sum(dim=np.int64(1)).numpy(), [3, 3])
+    lin = dp.Linear(ctx, np.int64(3), np.int32(2))
+    assert lin(t).shape == (2, 2)
+    opt = dp.SGD(lin, lr=np.float32(0.25))
+    assert opt.lr == 0.25
+    with pytest.raises(TypeError):
+        t.sum(dim=1.5)  # a float is still not an index
+    with pytest.raises(OverflowError, match="does not fit in int32_t"):
+        t.sum(dim=2**40)
