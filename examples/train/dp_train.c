@@ -280,6 +280,9 @@ static int parse_device(const char* s, dp_device* d) {
   } else {
     return -1;
   }
+  /* Digits only: strtol alone would take " 1" and "+1" (and "cpu:0, cpu:1" was refused
+     for its space while "cpu: 1" passed). */
+  if (strspn(colon + 1, "0123456789") != strlen(colon + 1)) return -1;
   char* end = NULL;
   const long v = strtol(colon + 1, &end, 10);
   if (*end || v < 0 || v > 1 << 20) return -1;

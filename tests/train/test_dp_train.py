@@ -547,6 +547,8 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
     (["--model", "resnet"], "--model = \"resnet\""),
     (["--devices", "cpu:9"], "cpu:9 does not exist"),
     (["--devices", "gpu:0"], "\"gpu:0\" is not a device"),
+    (["--devices", "cpu: 1"], "\"cpu: 1\" is not a device"),
+    (["--devices", "cpu:+1"], "\"cpu:+1\" is not a device"),
     (["--chunk-sizes", "100,100"], "--chunk-sizes sum to 200"),
     (["--data", "/nonexistent/dir"], "/nonexistent/dir/train-images-idx3-ubyte.gz"),
     (["--resume", "/nonexistent/ck.safetensors"], "/nonexistent/ck.safetensors"),
