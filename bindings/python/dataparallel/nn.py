@@ -43,7 +43,10 @@ _forward_failures_lock = threading.Lock()
 _REPLICA_PREFIX = re.compile(r"in replica \d+ on device (\S+): ")
 
 
-def _record_forward_failure(message, exc, device):
+def _record_forward_failure(message, exc, input_handles):
+    """Keeps a forward's exception with its message and the device it ran on (its first
+    input's), worked out here: only a failure pays for it."""
+    device = str(from_c(capi.dp_tensor_device(input_handles[0]))) if input_handles else None
     with _forward_failures_lock:
         _forward_failures.append((message, exc, device))
 
@@ -91,13 +94,10 @@ class _ForwardTrampoline:
 
     def __call__(self, handle, input_handles):
         module = self._module()
-        device = None
         if module is None:
             return (12, "its Python object is gone: keep a reference to the Python module "
                         "while the library uses it")
         ctx = module._ctx
-        if input_handles:
-            device = str(from_c(capi.dp_tensor_device(input_handles[0])))
         previous = getattr(_local, "scope", None)
         _local.scope = {id(module): (handle, "")}
         try:
@@ -107,11 +107,11 @@ class _ForwardTrampoline:
             return [t._h for t in out]
         except Error as e:
             message = _utf8(str(e))
-            _record_forward_failure(message, e, device)
+            _record_forward_failure(message, e, input_handles)
             return (e.code, message)
         except BaseException as e:  # noqa: B902 - every failure must go back as a code
             message = _utf8(f"{type(e).__name__}: {e}")
-            _record_forward_failure(message, e, device)
+            _record_forward_failure(message, e, input_handles)
             return (12, message)
         finally:
             _local.scope = previous
