@@ -11,6 +11,7 @@
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"
+#include "parallel/functions.h"
 #include "parallel/parallel_apply.h"
 #include "parallel/scatter_gather.h"
 
@@ -46,6 +47,15 @@ void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
                what << " = " << ids[i].str() << " repeats device_ids[" << j << "]");
     }
   }
+}
+
+// The tensors a lone replica's outputs give zero gradients to when unused (see
+// parallel::as_lone_replica_outputs): the module's parameters and buffers.
+std::vector<Tensor> module_state(const Module& module) {
+  std::vector<Tensor> state;
+  for (const auto& [name, t] : module.named_parameters()) state.push_back(t);
+  for (const auto& [name, t] : module.named_buffers()) state.push_back(t);
+  return state;
 }
 
 }  // namespace
@@ -138,7 +148,10 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     // its outputs are then gathered as one replica's, as PyTorch does.
     last_devices_ = {device_ids_[0]};
     PhaseTimer timer(stats_.get(), Phase::kApply);
-    return {(*module_)({})};
+    std::vector<Tensor> out = (*module_)({});
+    if (device_ids_.size() > 1)
+      out = parallel::as_lone_replica_outputs(std::move(out), module_state(*module_));
+    return {out};
   }
   if (runs_directly()) {
     // One device: the module itself on its chunk, no gather (SPEC 3.4).
@@ -192,6 +205,9 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
         inputs, broadcast, scattered.devices, options_.alias_cpu));
     outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_,
                                        skip_first ? 1 : 0);
+  }
+  if (running.size() == 1 && running[0] == module_) {
+    outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(*module_));
   }
   if (sync) sync_buffers(running, before);
   if (cacheable && (!(cached_versions_ == parallel::state_versions(*module_)) ||
@@ -299,6 +315,7 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   if (inputs.empty()) {
     outputs = {module({})};
     if (device_ids.size() == 1) return outputs[0];
+    outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(module));
   } else if (device_ids.size() == 1) {
     return module.run_forward_on(device_ids[0],
                                  [&] { return module.forward(scattered.inputs[0]); });
@@ -307,6 +324,9 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
     parallel::AliasReadGuard guard(
         parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
     outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
+    if (replicas.size() == 1) {
+      outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(module));
+    }
   }
   return parallel::gather_outputs(outputs, out, dim, true, nullptr,
                                   [&](const std::string& m) { ctx->log(kLogWarning, m); });

@@ -587,6 +587,60 @@ TEST(DataParallelReplicas, BuffersThatRequireGradGetTheSumOfTheReplicasGradients
   EXPECT_EQ(host(b.grad()), (std::vector<float>{1 + 3 + 5 + 11, 10 + 20 + 40 + 60}));
 }
 
+TEST(DataParallelReplicas, AParameterALoneReplicaDoesNotUseGetsAZeroGradientAsWithSeveral) {
+  // SPEC 5: a parameter used by no replica gets a zero gradient. A batch of one row makes
+  // one chunk, and a forward without inputs runs once: PyTorch runs that lone replica on a
+  // broadcast copy, whose backward gives the zeros; ours is the original itself, and must
+  // give them too. Wrapper and functional form; the used parameter's gradient unchanged.
+  auto ctx = make_ctx(2);
+  auto m = std::make_shared<CallbackModule>(
+      ctx, "UsesW",
+      [](Module& self, const std::vector<Tensor>& in) {
+        const Tensor& w = self.param("w");
+        return std::vector<Tensor>{in.empty() ? ops::mul(w, w) : ops::mul(in[0], w)};
+      },
+      nullptr);
+  std::vector<float> wv{2, 3};
+  m->register_parameter("w", ops::from_host(ctx, {2}, DType::kFloat32, cpu(0), wv.data()));
+  m->register_parameter("u", ops::full(ctx, {3}, DType::kFloat32, cpu(0), 5.0));
+  std::vector<float> xv{7, 11};
+  const Tensor x = ops::from_host(ctx, {1, 2}, DType::kFloat32, cpu(0), xv.data());
+  DataParallel w(m, {cpu(0), cpu(1)}, std::nullopt, 0, DataParallelOptions{});
+  const std::vector<float> zeros{0, 0, 0};
+  struct Case {
+    const char* what;
+    std::function<Tensor()> forward;
+    std::vector<float> w_grad;  // d(sum out)/dw: x's row, or 2 w without inputs
+  };
+  const Case cases[] = {
+      {"one row", [&] { return w.forward({x})[0]; }, {7, 11}},
+      {"no inputs", [&] { return w.forward({})[0]; }, {4, 6}},
+      {"functional, one row",
+       [&] {
+         return data_parallel(*m, {x}, {cpu(0), cpu(1)}, std::nullopt, 0, {})[0];
+       },
+       {7, 11}},
+      {"functional, no inputs",
+       [&] {
+         return data_parallel(*m, {}, {cpu(0), cpu(1)}, std::nullopt, 0, {})[0];
+       },
+       {4, 6}},
+  };
+  for (const Case& c : cases) {
+    m->zero_grad();
+    backward({ops::sum(c.forward())}, {});
+    ASSERT_TRUE(m->param("u").grad().defined()) << c.what;
+    EXPECT_EQ(host(m->param("u").grad()), zeros) << c.what;
+    EXPECT_EQ(m->param("u").grad().device(), cpu(0)) << c.what;
+    EXPECT_EQ(host(m->param("w").grad()), c.w_grad) << c.what;
+  }
+  // With one device id there is no replica, as in PyTorch: the module runs itself.
+  DataParallel single(m, {cpu(0)}, std::nullopt, 0, DataParallelOptions{});
+  m->zero_grad();
+  backward({ops::sum(single.forward({x})[0])}, {});
+  EXPECT_FALSE(m->param("u").grad().defined());
+}
+
 // An MLP, and a custom module whose forward runs it under a DataParallel over cpu:0 and
 // cpu:1 on its input (moved to cpu:0, where the MLP lives).
 struct InnerDataParallel {
