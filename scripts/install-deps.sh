@@ -9,6 +9,8 @@ PACKAGES=(
   # build
   cmake g++ make pkg-config
   libdnnl-dev            # oneDNN: the CPU kernels
+  ocl-icd-opencl-dev     # OpenCL, which Debian's oneDNN CMake config requires (libdnnl-dev
+                         # only recommends it, and recommends are not installed)
   zlib1g-dev             # reading the gzip'd IDX files
   libdlpack-dev          # DLPack header
   nlohmann-json3-dev     # safetensors headers
