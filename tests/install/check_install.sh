@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the build tree into a scratch prefix, then builds and runs a consumer program
-# with find_package(DataParallel) and with pkg-config.
+# with find_package(DataParallel) and with pkg-config, and a Java one on the installed jar.
 #   check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -25,3 +25,10 @@ cc -std=c99 $cflags "$src/consumer/main.c" -o "$work/pc_consumer" $ldflags \
     $(pkg-config --cflags --libs dataparallel)
 LD_LIBRARY_PATH="$libdir" "$work/pc_consumer"
 echo "find_package(DataParallel) and pkg-config dataparallel: OK"
+# The Java binding, when it was built: the installed jar and JNI library alone (its run
+# path finds the installed library). Not in a sanitizer build, whose runtime the JVM lacks.
+jar="$libdir/dataparallel-java/dataparallel.jar"
+if [ -e "$build/bindings/java/dataparallel.jar" ] && [[ "$cflags" != *-fsanitize* ]]; then
+  test -e "$jar" || { echo "the Java binding was built but $jar was not installed"; exit 1; }
+  (cd "$work" && java -cp "$jar" "$src/consumer/Consumer.java")
+fi
