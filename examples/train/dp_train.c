@@ -93,7 +93,7 @@ static void usage(FILE* f) {
           "  --metrics FILE          per-epoch CSV\n"
           "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
           "  --json                  a final JSON line with the results\n"
-          "  --quiet                 no progress output\n"
+          "  --quiet                 no progress output (warnings and errors still show)\n"
           "  --help                  this text\n");
 }
 
@@ -334,8 +334,10 @@ static void check(dp_result r, const char* what) {
            : 1);
 }
 
+/* The library's messages: notes unless --quiet (user_data points at its flag), warnings
+   and errors always. */
 static void on_log(void* user, dp_log_level level, const char* message) {
-  (void)user;
+  if (level < DP_LOG_WARNING && *(const int*)user) return;
   fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
 }
 
@@ -362,7 +364,7 @@ static void format_double(double v, char* buf, size_t size) {
 static int takes_over(const options* o, unsigned given, const char* name, const char* recorded,
                       int differs, const char* mine) {
   if (!(o->given & given)) return 1;
-  if (differs && !o->quiet) {
+  if (differs) {
     fprintf(stderr,
             "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
             "with %s %s\n",
@@ -771,14 +773,14 @@ static void write_metrics(const char* path, const epoch_record* r, size_t n) {
    continues its history): at most before - 1 of them, one per epoch in increasing order;
    0 when the file does not exist. A row that does not parse, or that repeats or goes back
    to an epoch, ends the history there, with a warning. */
-static size_t read_metrics(const char* path, int before, epoch_record* r, int quiet) {
+static size_t read_metrics(const char* path, int before, epoch_record* r) {
   FILE* f = fopen(path, "r");
   if (!f) return 0;
   char line[1024];
   size_t n = 0;
   int row = 0;
   if (!fgets(line, sizeof line, f) || strncmp(line, "epoch,", 6) != 0) {
-    if (!quiet) fprintf(stderr, "dp-train: %s is not a --metrics file; starting it anew\n", path);
+    fprintf(stderr, "dp-train: warning: %s is not a --metrics file; starting it anew\n", path);
     fclose(f);
     return 0;
   }
@@ -790,19 +792,16 @@ static size_t read_metrics(const char* path, int before, epoch_record* r, int qu
                &e.test_loss, &e.test_accuracy, &e.samples_per_s, &e.seconds, &e.phases.scatter,
                &e.phases.replicate, &e.phases.apply, &e.phases.gather, &e.phases.backward,
                &e.phases.reduce, &e.optimizer_s) != 13) {
-      if (!quiet) {
-        fprintf(stderr, "dp-train: %s row %d does not parse; its history ends before it\n", path,
-                row);
-      }
+      fprintf(stderr, "dp-train: warning: %s row %d does not parse; its history ends before it\n",
+              path, row);
       break;
     }
     if (e.epoch >= before) break;
     if (e.epoch < 1 || (n > 0 && e.epoch <= r[n - 1].epoch)) {
-      if (!quiet) {
-        fprintf(stderr,
-                "dp-train: %s row %d has epoch %d after epoch %d; its history ends before it\n",
-                path, row, e.epoch, n > 0 ? r[n - 1].epoch : 0);
-      }
+      fprintf(stderr,
+              "dp-train: warning: %s row %d has epoch %d after epoch %d; its history ends before "
+              "it\n",
+              path, row, e.epoch, n > 0 ? r[n - 1].epoch : 0);
       break;
     }
     r[n++] = e;
@@ -1008,7 +1007,8 @@ int main(int argc, char** argv) {
   /* Devices. */
   dp_context_options co = DP_CONTEXT_OPTIONS_INIT;
   co.seed = o.seed;
-  co.log_fn = o.quiet ? NULL : on_log;
+  co.log_fn = on_log;
+  co.log_user_data = &o.quiet;
   dp_context* ctx = NULL;
   check(dp_context_create(&co, &ctx), "creating the devices");
   dp_device devices[MAX_DEVICES];
@@ -1182,8 +1182,7 @@ int main(int argc, char** argv) {
   loader.staging = xbuf;
   loader.labels = ybuf;
   /* A resumed run continues the --metrics history of the run it resumes. */
-  size_t n_records =
-      o.resume && o.metrics ? read_metrics(o.metrics, first_epoch, records, o.quiet) : 0;
+  size_t n_records = o.resume && o.metrics ? read_metrics(o.metrics, first_epoch, records) : 0;
   const size_t history = n_records;
   int checkpoint_epoch = 0; /* the last epoch this run checkpointed */
   double train_time = 0, total_samples = 0;
@@ -1195,7 +1194,7 @@ int main(int argc, char** argv) {
   for (int epoch = first_epoch; epoch <= o.epochs && exit_code == 0; ++epoch) {
     permutation(perm, data.train.n, o.seed, epoch);
     check(dp_data_parallel_reset_stats(dpw), "stats");
-    double loss_sum = 0, opt_time = 0, last_report = 0;
+    double loss_sum = 0, opt_time = 0, backward_time = 0, last_report = 0;
     const double t0 = now_seconds();
     loader_start(&loader);
     for (size_t b = 0; b < n_batches; ++b) {
@@ -1210,8 +1209,10 @@ int main(int argc, char** argv) {
       check(dp_data_parallel_forward(dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
       move_to_device_of(&y, logits);
       check(dp_op_cross_entropy(logits, y, &loss), "loss");
+      const double tb = now_seconds();
       check(dp_backward(loss, NULL, 0), "backward");
       const double ts = now_seconds();
+      backward_time += ts - tb;
       check(dp_optimizer_step(opt), "optimizer step");
       check(dp_optimizer_zero_grad(opt), "zero_grad");
       opt_time += now_seconds() - ts;
@@ -1244,6 +1245,10 @@ int main(int argc, char** argv) {
     total_samples += (double)n_batches * (double)o.batch;
     dp_phase_times phases;
     check(dp_data_parallel_stats(dpw, NULL, &phases, NULL), "stats");
+    /* The wrapper times backward from its gather to the reduce, and over one device, which
+       it runs without either, not at all: the backward phase is the dp_backward calls
+       less the reduce, as the optimizer phase is the step calls. */
+    phases.backward = fmax(0.0, backward_time - phases.reduce);
     last_eval = evaluate(ctx, eval_dpw, model, o.model, &data.test, devices[0]);
     if (!isfinite(last_eval.loss)) { /* diverged in the epoch's last steps: keep the files */
       fprintf(stderr, "dp-train: the test loss became %f after epoch %d; try a smaller --lr\n",

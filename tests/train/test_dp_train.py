@@ -291,6 +291,37 @@ def test_a_setting_given_on_resuming_wins_over_the_checkpoints_with_a_warning(
         "dp-train: --batch 256 (the checkpoint's) is larger than the 200 training samples"]
 
 
+def test_quiet_drops_progress_but_not_the_warning_that_a_setting_differs(dp_train, tmp_path):
+    # --quiet is "no progress output": a resumed run that no longer continues the
+    # checkpoint's run exactly must still say so.
+    ck = tmp_path / "ck.safetensors"
+    p1 = run(dp_train, "--limit", "1024", "--epochs", "1", "--lr", "0.05", "--checkpoint",
+             str(ck), "--quiet")
+    assert p1.returncode == 0, p1.stderr
+    p2 = run(dp_train, "--limit", "1024", "--epochs", "2", "--resume", str(ck), "--lr", "0.01",
+             "--quiet")
+    assert p2.returncode == 0, p2.stderr
+    assert p2.stderr.splitlines() == [
+        "dp-train: warning: the checkpoint was trained with --lr 0.05, this run continues "
+        "with --lr 0.01"], p2.stderr
+
+
+def test_one_device_reports_its_backward_time_too(dp_train, tmp_path):
+    # DataParallel over one device runs the module itself (no gather, no reduce); the
+    # backward phase must still show the time the backward took, not 0.
+    csv = tmp_path / "m.csv"
+    p = run(dp_train, "--limit", "4096", "--epochs", "1", "--devices", "cpu:0", "--json",
+            "--metrics", str(csv))
+    assert p.returncode == 0, p.stderr
+    j = final_json(p)
+    assert j["phases"]["backward"] > 0, j
+    # The backward of an MLP costs about what its forward does (twice the products).
+    assert j["phases"]["backward"] > 0.3 * j["phases"]["apply"], j
+    assert metrics(csv)[0]["backward_s"] > 0
+    summary = epoch_summaries(p.stdout)
+    assert summary and summary[0]["phases"]["backward"] > 0, p.stdout
+
+
 def test_eval_only_without_model_evaluates_the_checkpoints_model(dp_train, tmp_path):
     ck = tmp_path / "cnn.safetensors"
     p = run(dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1", "--checkpoint",
