@@ -317,7 +317,7 @@ void pool2d_backward(const KView& gy, const KView& gx, const int64_t* workspace,
   const T* pg = gy.as<T>();
   T* po = gx.as<T>();
   std::fill(po, po + gx.numel(), T(0));
-  const T divisor = static_cast<T>(p.kernel_h * p.kernel_w);
+  const T divisor = static_cast<T>(int64_t{p.kernel_h} * p.kernel_w);
   for (int64_t nc = 0; nc < NC; ++nc)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {

@@ -179,13 +179,14 @@ DP_HOST_DEVICE inline double uniform01(uint64_t seed, uint64_t i) {
 template <class F>
 DP_HOST_DEVICE inline void for_each_in_window(int64_t H, int64_t W, int64_t oh, int64_t ow,
                                               const Pool2dParams& p, F&& f) {
-  for (int64_t kh = 0; kh < p.kernel_h; ++kh) {
-    const int64_t ih = oh * p.stride_h - p.pad_h + kh;
-    if (ih < 0 || ih >= H) continue;
-    for (int64_t kw = 0; kw < p.kernel_w; ++kw) {
-      const int64_t iw = ow * p.stride_w - p.pad_w + kw;
-      if (iw >= 0 && iw < W) f(ih, iw);
-    }
+  // The window clipped to the input: a kernel far larger than the input (valid, when the
+  // padding makes up the difference) costs the input's size, not the kernel's.
+  const int64_t top = oh * p.stride_h - p.pad_h, left = ow * p.stride_w - p.pad_w;
+  const int64_t ih0 = top < 0 ? 0 : top, iw0 = left < 0 ? 0 : left;
+  const int64_t ih1 = top + p.kernel_h < H ? top + p.kernel_h : H;
+  const int64_t iw1 = left + p.kernel_w < W ? left + p.kernel_w : W;
+  for (int64_t ih = ih0; ih < ih1; ++ih) {
+    for (int64_t iw = iw0; iw < iw1; ++iw) f(ih, iw);
   }
 }
 
@@ -209,7 +210,7 @@ DP_HOST_DEVICE inline T pool_window(const T* plane, int64_t H, int64_t W, int64_
     }
   });
   *best = at;
-  return max ? acc : acc / static_cast<T>(p.kernel_h * p.kernel_w);
+  return max ? acc : acc / static_cast<T>(int64_t{p.kernel_h} * p.kernel_w);
 }
 
 // ---- optimizers (PyTorch's update rules) ----

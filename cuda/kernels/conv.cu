@@ -101,7 +101,7 @@ template <class T>
 __global__ void pool_backward_kernel(const T* gy, const int32_t* ws, T* gx, int64_t planes,
                                      int64_t H, int64_t W, int64_t OH, int64_t OW, Pool2dParams p) {
   const bool max = p.kind == PoolKind::kMax;
-  const T divisor = static_cast<T>(p.kernel_h * p.kernel_w);
+  const T divisor = static_cast<T>(int64_t{p.kernel_h} * p.kernel_w);
   DP_FOR_EACH(t, planes * H * W) {
     const int64_t iw = t % W, ih = (t / W) % H, plane = t / (W * H);
     const int32_t here = static_cast<int32_t>(ih * W + iw);
@@ -135,7 +135,7 @@ __global__ void pool_backward_disjoint_kernel(const T* gy, const int32_t* ws, T*
     if (p.kind == PoolKind::kMax) {
       if (ws[t] >= 0) plane[ws[t]] = gy[t];  // -1: the window held only padding
     } else {
-      const T v = gy[t] / static_cast<T>(p.kernel_h * p.kernel_w);
+      const T v = gy[t] / static_cast<T>(int64_t{p.kernel_h} * p.kernel_w);
       elem::for_each_in_window(H, W, (t / OW) % OH, t % OW, p,
                                [&](int64_t ih, int64_t iw) { plane[ih * W + iw] = v; });
     }

@@ -15,6 +15,7 @@
 #include "autograd/node.h"
 #include "device/context.h"
 #include "error.h"
+#include "finishes_within.h"
 #include "ops/ops.h"
 
 namespace dp {
@@ -410,6 +411,40 @@ TEST_F(Ops, ValuesMatchHandComputedResults) {
   std::vector<int64_t> amv(2);
   ops::to_host(am, amv.data());
   EXPECT_EQ(amv, (std::vector<int64_t>{1, 0}));
+}
+
+TEST_F(Ops, PoolingWithAKernelFarLargerThanTheInputCostsTheInputsSize) {
+  // kernel 2^30 + 1 with padding 2^29 (valid: at most half the kernel) over a 3x3 plane:
+  // every window holds the whole plane. The loops walked the whole kernel, 2^60 steps a
+  // window; only the 9 inputs count. float64 takes the reference loops, float32 padded
+  // max pooling too.
+  const int k = (1 << 30) + 1, pad = 1 << 29;
+  auto host = [](const Tensor& t) {
+    std::vector<float> v(static_cast<size_t>(t.numel()));
+    ops::to_host(ops::to_dtype(t, DType::kFloat32), v.data());
+    return v;
+  };
+  for (DType dt : {DType::kFloat32, DType::kFloat64}) {
+    testing_util::finishes_within(20, "max_pool2d with a 2^30 kernel", [&] {
+      std::vector<double> seq{3, 1, 4, 1, 5, 9, 2, 6, 5};
+      Tensor x = ops::to_dtype(
+          ops::from_host(ctx_, {1, 1, 3, 3}, DType::kFloat64, cpu(0), seq.data()), dt);
+      x.set_requires_grad(true);
+      Tensor y = ops::max_pool2d(x, k, k, 1, 1, pad, pad);
+      ASSERT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
+      EXPECT_EQ(host(y), std::vector<float>(9, 9.0f));
+      backward({ops::sum(y)}, {});
+      std::vector<float> want(9, 0.0f);
+      want[5] = 9;  // the maximum, chosen by all 9 windows
+      EXPECT_EQ(host(x.grad()), want);
+      // Average pooling divides by the whole window, padding included (2^60 + ...).
+      const double sum = 36, window = double(k) * double(k);
+      const Tensor a = ops::to_dtype(ops::avg_pool2d(x, k, k, 1, 1, pad, pad), DType::kFloat64);
+      std::vector<double> got(9);
+      ops::to_host(a, got.data());
+      for (double v : got) EXPECT_NEAR(v / (sum / window), 1.0, 1e-6);
+    });
+  }
 }
 
 TEST_F(Ops, BatchNormUpdatesRunningStatisticsLikePyTorch) {
