@@ -26,12 +26,17 @@ std::vector<bool> broadcast_flags(const int* broadcast, size_t n) {
   return flags;
 }
 
-// Hands `ts` out through outputs[0..capacity) and *n_outputs.
-void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
-              size_t capacity, size_t* n_outputs) {
+// The output array's arguments, checked before anything runs.
+void check_output_array(dp_tensor** outputs, size_t capacity, size_t* n_outputs) {
   out_ptr(n_outputs, "n_outputs");
   DP_CHECK(outputs != nullptr || capacity == 0, kInvalidArgument,
            "outputs is NULL but capacity = " << capacity);
+}
+
+// Hands `ts` out through outputs[0..capacity) and *n_outputs.
+void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
+              size_t capacity, size_t* n_outputs) {
+  check_output_array(outputs, capacity, n_outputs);
   DP_CHECK(ts.size() <= capacity, kOutOfRange,
            "there are " << ts.size() << " outputs but capacity = " << capacity);
   std::vector<dp_tensor*> handles = wrap_all(ts, ctx);
@@ -91,7 +96,7 @@ dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* input
                                    size_t capacity, size_t* n_outputs) {
   return guard([&] {
     dp_data_parallel* h = check(dp, "dp");
-    out_ptr(n_outputs, "n_outputs");
+    check_output_array(outputs, capacity, n_outputs);
     std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs");
     hand_out(h->rep->forward(in, broadcast_flags(broadcast, n_inputs)), h->ctx, outputs, capacity,
              n_outputs);
@@ -252,7 +257,7 @@ dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, co
                                  size_t capacity, size_t* n_outputs) {
   return guard([&] {
     dp_module* m = check(module, "module");
-    out_ptr(n_outputs, "n_outputs");
+    check_output_array(outputs, capacity, n_outputs);
     std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs");
     DP_CHECK(device_ids == nullptr || n_devices > 0, kInvalidArgument,
              "device_ids is empty (n_devices = 0); pass NULL for every device");

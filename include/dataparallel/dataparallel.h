@@ -588,7 +588,10 @@ DP_EXPORT dp_result dp_module_register_child(dp_module* m, const char* name, dp_
 /**
  * Runs the module on `inputs` (borrowed) on the worker of the module's device. Up to
  * `capacity` outputs go to outputs[] as new references and their count to *n_outputs;
- * DP_ERR_OUT_OF_RANGE (naming the count) if capacity is too small.
+ * DP_ERR_OUT_OF_RANGE (naming the count) if capacity is too small. NULL outputs with a
+ * non-zero capacity is refused before the module runs; a capacity found too small is
+ * known only after it ran: its outputs are released, but what the forward did stays
+ * (BatchNorm's running statistics, for one).
  */
 DP_EXPORT dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inputs,
                                       dp_tensor** outputs, size_t capacity, size_t* n_outputs);
@@ -814,7 +817,8 @@ DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* 
  * Errors: DP_ERR_DEVICE_MISMATCH (the module is not on device_ids[0]: the message names
  * both), DP_ERR_SHAPE_MISMATCH (a 0-dim input to split; outputs that cannot be gathered:
  * the message names the replica and the shapes), DP_ERR_OUT_OF_RANGE (capacity too
- * small), and a replica's error as "in replica I on device D: <message>".
+ * small: found after the forward ran, as in dp_module_forward), and a replica's error as
+ * "in replica I on device D: <message>".
  */
 DP_EXPORT dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* inputs,
                                              const int* broadcast, size_t n_inputs,
@@ -889,7 +893,8 @@ DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
  * wrapper, without moving the module and without the imbalance check. Arguments as
  * dp_data_parallel_create (device_ids, output_device, dim; default options) and
  * dp_data_parallel_forward (inputs borrowed; broadcast NULL or one flag per input, an
- * input flagged non-zero reaches every device whole; outputs new references).
+ * input flagged non-zero reaches every device whole; outputs new references; capacity
+ * as there).
  */
 DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs,
                                            const int* broadcast, size_t n_inputs,

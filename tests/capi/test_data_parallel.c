@@ -1284,6 +1284,31 @@ static void parameter_gradient_is_the_sum_over_replicas_on_device_ids_0(void** s
   }
 }
 
+/* A NULL output array (with a capacity) is refused before anything runs: the module's
+   forward never sees the batch, in the wrapper and the functional form alike. */
+static void a_null_output_array_is_refused_before_the_forward_runs(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  recorder rec;
+  recorder_init(&rec, FWD_MUL_W);
+  dp_module* m = recording_module(ctx, &rec, kW2, 2, cpu_dev(0));
+  dp_data_parallel* dp = make_dp(m, NULL, 0, NULL, 0, NULL);
+  dp_tensor* x = seq_matrix(ctx, 8, 2, cpu_dev(0));
+  size_t n = 7;
+  assert_int_equal(dp_data_parallel_forward(dp, &x, NULL, 1, NULL, 4, &n), DP_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(dp_last_error(), "outputs is NULL but capacity = 4"));
+  assert_int_equal(dp_data_parallel_apply(m, &x, NULL, 1, NULL, 0, NULL, 0, NULL, 4, &n),
+                   DP_ERR_INVALID_ARGUMENT);
+  assert_int_equal(rec.calls, 0);
+  uint64_t calls = 99;
+  ASSERT_OK(dp_data_parallel_stats(dp, NULL, NULL, &calls));
+  assert_int_equal(calls, 0);
+  assert_int_equal(n, 7); /* untouched */
+  dp_tensor_release(x);
+  dp_data_parallel_release(dp);
+  dp_module_release(m);
+  recorder_destroy(&rec);
+}
+
 /* Over two devices, with 8 rows (two replicas) and with 1 row (one chunk: the original
    runs alone, where PyTorch runs a broadcast copy whose backward gives the zeros). */
 static void a_parameter_no_replica_uses_gets_a_zero_gradient(void** state) {
@@ -2582,6 +2607,7 @@ int main(void) {
       cmocka_unit_test(buffer_sync_average_skips_a_device_ids_0_that_got_no_rows),
       cmocka_unit_test(parameter_gradient_is_the_sum_over_replicas_on_device_ids_0),
       cmocka_unit_test(a_parameter_no_replica_uses_gets_a_zero_gradient),
+      cmocka_unit_test(a_null_output_array_is_refused_before_the_forward_runs),
       cmocka_unit_test(tied_weights_stay_tied_in_every_replica),
       cmocka_unit_test(replicas_see_the_original_parameters_whatever_the_bucket_size),
       cmocka_unit_test(cached_replicas_are_reused_until_a_parameter_changes),
