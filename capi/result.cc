@@ -1,5 +1,7 @@
 #include "capi/result.h"
 
+#include <stdexcept>
+
 namespace dp::capi {
 
 static_assert(static_cast<int>(Code::kInvalidArgument) == DP_ERR_INVALID_ARGUMENT);
@@ -56,6 +58,9 @@ dp_result translate_current_exception() {
     return set_error(static_cast<dp_result>(e.code()), e.what());
   } catch (const std::bad_alloc&) {
     return set_error(DP_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::length_error& e) {
+    // A container asked for more than it can hold: an allocation too large to make.
+    return set_error(DP_ERR_OUT_OF_MEMORY, std::string("out of memory: ") + e.what());
   } catch (const std::exception& e) {
     return set_error(DP_ERR_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {

@@ -2,6 +2,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <type_traits>
+#include <vector>
 
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -55,12 +57,30 @@ Tensor host_generated(const std::shared_ptr<Context>& ctx, const Shape& shape, D
                       Device device, Gen&& gen) {
   DP_CHECK(is_floating(dtype), kDtypeMismatch,
            "random tensors must be float32 or float64, got " << dtype_name(dtype));
-  const int64_t n = checked_numel(shape, dtype_size(dtype));
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = gen();
-  if (dtype == DType::kFloat64) return from_host(ctx, shape, dtype, device, v.data());
-  std::vector<float> f(v.begin(), v.end());
-  return from_host(ctx, shape, dtype, device, f.data());
+  // The tensor first: a size too large fails there, as any allocation does (out of
+  // memory, naming the bytes), before any host memory is taken. A CPU tensor is written in
+  // place; another device's takes one host copy in its own dtype.
+  Tensor t = empty(ctx, shape, dtype, device);
+  const size_t n = static_cast<size_t>(t.numel());
+  auto generate = [&](auto* out) {
+    using T = std::remove_pointer_t<decltype(out)>;
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(gen());
+  };
+  auto fill = [&](void* out) {
+    if (dtype == DType::kFloat64) {
+      generate(static_cast<double*>(out));
+    } else {
+      generate(static_cast<float*>(out));
+    }
+  };
+  if (device.is_cpu()) {
+    fill(t.data());
+    return t;
+  }
+  std::vector<unsigned char> staging(n * dtype_size(dtype));
+  fill(staging.data());
+  host_transfer(t, staging.data(), false);
+  return t;
 }
 
 }  // namespace

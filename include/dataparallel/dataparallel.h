@@ -505,7 +505,9 @@ typedef struct dp_module dp_module;
  * Layers. Parameters are created on `device` with PyTorch's default initialisation
  * (drawn from the context's seed) and PyTorch's names ("weight", "bias"), in float32.
  * *out receives one reference (dp_module_release). Errors: DP_ERR_INVALID_ARGUMENT for a
- * size that is not positive (named), DP_ERR_OUT_OF_RANGE for a device that does not exist.
+ * size that is not positive (named), DP_ERR_OUT_OF_RANGE for a device that does not exist
+ * or sizes whose product overflows, DP_ERR_OUT_OF_MEMORY (naming the bytes) for
+ * parameters the device cannot hold.
  */
 DP_EXPORT dp_result dp_module_linear(dp_context* ctx, int64_t in_features, int64_t out_features,
                                      int bias, dp_device device, dp_module** out);

@@ -206,6 +206,21 @@ static void check_parameterless(dp_context* ctx, dp_module* m, const float* x,
   dp_module_release(m);
 }
 
+/* Sizes whose parameters no device can hold: out of memory, naming the bytes. (A 2^60
+   Linear used to fail with an internal error, from a host buffer for its initial values
+   larger than a std::vector may be.) The module pointer is left alone. */
+static void layers_too_large_for_memory_are_out_of_memory_naming_the_bytes(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  dp_module* m = NULL;
+  ASSERT_ERROR(dp_module_linear(ctx, INT64_C(1) << 60, 1, 0, cpu_dev(0), &m), DP_ERR_OUT_OF_MEMORY,
+               "could not allocate 4611686018427387904 bytes");
+  ASSERT_ERROR(dp_module_embedding(ctx, INT64_C(1) << 59, 2, cpu_dev(0), &m), DP_ERR_OUT_OF_MEMORY,
+               "could not allocate 4611686018427387904 bytes");
+  ASSERT_ERROR(dp_module_conv2d(ctx, 1 << 30, 1 << 30, 1, 1, 1, 1, 0, 0, 0, cpu_dev(0), &m),
+               DP_ERR_OUT_OF_MEMORY, "could not allocate 4611686018427387904 bytes");
+  assert_null(m);
+}
+
 static void relu_matches_pytorch(void** state) {
   dp_context* ctx = (dp_context*)*state;
   dp_module* m = NULL;
@@ -896,6 +911,7 @@ int main(void) {
       cmocka_unit_test(linear_default_init_is_uniform_within_one_over_sqrt_fan_in),
       cmocka_unit_test(conv2d_default_init_is_uniform_within_one_over_sqrt_fan_in),
       cmocka_unit_test(embedding_default_init_is_standard_normal),
+      cmocka_unit_test(layers_too_large_for_memory_are_out_of_memory_naming_the_bytes),
       cmocka_unit_test(relu_matches_pytorch),
       cmocka_unit_test(gelu_is_the_exact_erf_form_of_pytorch),
       cmocka_unit_test(tanh_matches_pytorch),
