@@ -39,8 +39,9 @@ int default_cpu_devices() {
   if (const char* env = std::getenv("DP_CPU_DEVICES"); env && *env) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
-    DP_CHECK(*end == '\0' && n > 0 && n <= 4096, kInvalidArgument,
-             "DP_CPU_DEVICES = \"" << env << "\" is not a device count between 1 and 4096");
+    DP_CHECK(*end == '\0' && n > 0 && n <= kMaxCpuDevices, kInvalidArgument,
+             "DP_CPU_DEVICES = \"" << env << "\" is not a device count between 1 and "
+                                   << kMaxCpuDevices);
     return static_cast<int>(n);
   }
   cpu_set_t set;
@@ -56,8 +57,9 @@ Context::Context(const ContextOptions& options) : options_(options) {
 }
 
 std::shared_ptr<Context> Context::create(const ContextOptions& options) {
-  DP_CHECK(options.cpu_devices >= 0, kInvalidArgument,
-           "cpu_devices = " << options.cpu_devices << " is negative");
+  DP_CHECK(options.cpu_devices >= 0 && options.cpu_devices <= kMaxCpuDevices, kInvalidArgument,
+           "cpu_devices = " << options.cpu_devices << " is not between 0 (the default) and "
+                            << kMaxCpuDevices);
   // DP_TRACE=FILE: record a timeline from the first context on (see device/trace.h).
   static const bool traced = [] {
     const char* path = std::getenv("DP_TRACE");

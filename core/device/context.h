@@ -94,6 +94,9 @@ class Context : public std::enable_shared_from_this<Context> {
   std::map<std::pair<int, int>, uint64_t> device_seed_counters_;
 };
 
+// The most CPU devices a context takes (each has a worker thread).
+constexpr int kMaxCpuDevices = 4096;
+
 // Number of CPU devices a context gets by default: DP_CPU_DEVICES if set, else the cores
 // this process may run on. Throws kInvalidArgument for a malformed DP_CPU_DEVICES.
 int default_cpu_devices();

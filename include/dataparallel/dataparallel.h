@@ -139,8 +139,8 @@ typedef void (*dp_log_fn)(void* user_data, dp_log_level level, const char* messa
 
 typedef struct dp_context_options {
   size_t struct_size;
-  /** Number of virtual CPU devices. 0 = the environment variable DP_CPU_DEVICES if set,
-      else the number of cores the process may run on. */
+  /** Number of virtual CPU devices, at most 4096 (each has a thread). 0 = the environment
+      variable DP_CPU_DEVICES if set, else the number of cores the process may run on. */
   int32_t cpu_devices;
   /** Non-zero: try to load the CUDA plugin. Its absence, a missing driver or zero GPUs
       is not an error: the context then has zero CUDA devices and logs why. */
@@ -169,8 +169,8 @@ typedef struct dp_context_options {
  * Creates a context: the devices and their worker threads.
  * options: may be NULL for the defaults; read during the call only.
  * out: receives the context; the caller owns one reference (dp_context_release).
- * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size too small, cpu_devices < 0 or
- * DP_CPU_DEVICES not a positive integer), DP_ERR_OUT_OF_MEMORY.
+ * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size too small, cpu_devices not in
+ * 0..4096 or DP_CPU_DEVICES not an integer in 1..4096), DP_ERR_OUT_OF_MEMORY.
  */
 DP_EXPORT dp_result dp_context_create(const dp_context_options* options, dp_context** out);
 

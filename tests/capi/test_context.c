@@ -58,6 +58,15 @@ static void context_rejects_bad_options_naming_the_field(void** state) {
   dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
   o.cpu_devices = -2;
   ASSERT_ERROR(dp_context_create(&o, &ctx), DP_ERR_INVALID_ARGUMENT, "cpu_devices = -2");
+  /* A thread per device: past 4096 (DP_CPU_DEVICES's bound too), thread creation failed
+     as an internal error, and INT32_MAX as out of memory naming nothing. */
+  o.cpu_devices = 100000;
+  ASSERT_ERROR(dp_context_create(&o, &ctx), DP_ERR_INVALID_ARGUMENT,
+               "cpu_devices = 100000 is not between 0 (the default) and 4096");
+  o.cpu_devices = INT32_MAX;
+  ASSERT_ERROR(dp_context_create(&o, &ctx), DP_ERR_INVALID_ARGUMENT,
+               "cpu_devices = 2147483647 is not between 0 (the default) and 4096");
+  assert_null(ctx);
   o = (dp_context_options)DP_CONTEXT_OPTIONS_INIT;
   o.struct_size = 8;
   ASSERT_ERROR(dp_context_create(&o, &ctx), DP_ERR_INVALID_ARGUMENT, "struct_size = 8");
