@@ -62,8 +62,14 @@ void Module::register_parameter(const std::string& name, Tensor t) {
   DP_CHECK(
       is_floating(t.dtype()), kDtypeMismatch,
       "parameter \"" << name << "\" must be float32 or float64, got " << dtype_name(t.dtype()));
+  // The optimizer updates and autograd accumulates into the very tensor registered: it
+  // must be a leaf, not the result of an op whose graph it would keep.
+  DP_CHECK(t.is_leaf(), kInvalidArgument,
+           "parameter \"" << name
+                          << "\" must be a leaf tensor, not the result of an op that records "
+                             "its gradient (register a detached copy)");
   check_name_free(name, "parameter");
-  if (t.is_leaf()) t.set_requires_grad(true);
+  t.set_requires_grad(true);
   params_.emplace_back(name, std::move(t));
 }
 

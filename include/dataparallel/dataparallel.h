@@ -580,7 +580,8 @@ DP_EXPORT dp_result dp_module_custom(dp_context* ctx, const dp_custom_module_des
 /** Adds a parameter (a leaf that then requires grad; float32/float64) under `name` (no
     '.' or '/'). The module keeps its own reference to the tensor. Parameters, buffers and
     children share one set of names, as PyTorch's attributes do: a name already used by
-    any of them is DP_ERR_INVALID_ARGUMENT. */
+    any of them is DP_ERR_INVALID_ARGUMENT, and so is a tensor that is not a leaf (the
+    result of an op recorded for backward; register a detached copy). */
 DP_EXPORT dp_result dp_module_register_parameter(dp_module* m, const char* name, dp_tensor* t);
 /** Adds a buffer: state saved in checkpoints and broadcast to replicas, not trained. */
 DP_EXPORT dp_result dp_module_register_buffer(dp_module* m, const char* name, dp_tensor* t);

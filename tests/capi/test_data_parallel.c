@@ -1284,6 +1284,31 @@ static void parameter_gradient_is_the_sum_over_replicas_on_device_ids_0(void** s
   }
 }
 
+/* A parameter is a leaf: the result of an op recorded for backward is refused when it is
+   registered, naming it, instead of later by the optimizer ("params[0] is not a leaf"). */
+static void a_parameter_that_is_not_a_leaf_is_refused_when_registered(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  recorder rec;
+  recorder_init(&rec, FWD_MUL_W);
+  dp_module* m = recording_module(ctx, &rec, NULL, 0, cpu_dev(0));
+  const float v[2] = {1.0f, 2.0f};
+  const int64_t two = 2;
+  dp_tensor* leaf = make_f32(ctx, v, &two, 1, cpu_dev(0));
+  ASSERT_OK(dp_tensor_set_requires_grad(leaf, 1));
+  dp_tensor* scaled = NULL;
+  ASSERT_OK(dp_op_scale(leaf, 2.0, &scaled));
+  ASSERT_ERROR(dp_module_register_parameter(m, "nl", scaled), DP_ERR_INVALID_ARGUMENT,
+               "parameter \"nl\" must be a leaf tensor");
+  size_t n = 9;
+  ASSERT_OK(dp_module_parameter_count(m, &n));
+  assert_int_equal(n, 0);
+  ASSERT_OK(dp_module_register_parameter(m, "w", leaf)); /* the leaf itself is fine */
+  dp_tensor_release(scaled);
+  dp_tensor_release(leaf);
+  dp_module_release(m);
+  recorder_destroy(&rec);
+}
+
 /* A NULL output array (with a capacity) is refused before anything runs: the module's
    forward never sees the batch, in the wrapper and the functional form alike. */
 static void a_null_output_array_is_refused_before_the_forward_runs(void** state) {
@@ -2608,6 +2633,7 @@ int main(void) {
       cmocka_unit_test(parameter_gradient_is_the_sum_over_replicas_on_device_ids_0),
       cmocka_unit_test(a_parameter_no_replica_uses_gets_a_zero_gradient),
       cmocka_unit_test(a_null_output_array_is_refused_before_the_forward_runs),
+      cmocka_unit_test(a_parameter_that_is_not_a_leaf_is_refused_when_registered),
       cmocka_unit_test(tied_weights_stay_tied_in_every_replica),
       cmocka_unit_test(replicas_see_the_original_parameters_whatever_the_bucket_size),
       cmocka_unit_test(cached_replicas_are_reused_until_a_parameter_changes),
