@@ -47,6 +47,21 @@ void check_module_entries(const Module& module, const std::string& path,
   }
 }
 
+// The optimizer's state is saved and loaded under its parameters' positions: they must be
+// the module's (all or some of them), or the file pairs one model's weights with another's
+// state, which neither can load.
+void check_optimizer_of(const Module& module, const Optimizer& optimizer) {
+  std::set<const TensorImpl*> mine;
+  for (const auto& [name, t] : module.state()) mine.insert(t.impl());
+  const auto& params = optimizer.params();
+  for (size_t i = 0; i < params.size(); ++i) {
+    DP_CHECK(mine.count(params[i].impl()), kInvalidArgument,
+             "opt: its parameter " << i << " (shape " << shape_str(params[i].shape())
+                                   << ") is not a parameter of the module (" << module.type_name()
+                                   << "): an optimizer of another model?");
+  }
+}
+
 }  // namespace
 
 void save_module(const Module& module, const std::string& path) {
@@ -62,7 +77,10 @@ void save_checkpoint(const Module& module, const Optimizer* optimizer, const std
   // The library's own keys: a user value may repeat one (dp-train records its optimizer)
   // but not contradict it, or a load would trust what is not in the file.
   std::map<std::string, std::string> own{{"format", "pt"}, {"producer", "libdataparallel"}};
-  if (optimizer) own["optimizer"] = const_cast<Optimizer*>(optimizer)->kind();
+  if (optimizer) {
+    check_optimizer_of(module, *optimizer);
+    own["optimizer"] = const_cast<Optimizer*>(optimizer)->kind();
+  }
   for (const char* key : {"format", "producer", "optimizer"}) {
     auto it = metadata.find(key);
     if (it == metadata.end()) continue;
@@ -95,6 +113,7 @@ void save_checkpoint(const Module& module, const Optimizer* optimizer, const std
 
 void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& path,
                      std::map<std::string, std::string>* metadata) {
+  if (optimizer) check_optimizer_of(module, *optimizer);
   std::map<std::string, std::string> meta;
   const auto entries = load_safetensors(path, &meta);
   check_module_entries(module, path, entries);

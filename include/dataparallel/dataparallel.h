@@ -707,7 +707,8 @@ typedef struct dp_metadata_entry {
 /**
  * Saves a training checkpoint in one safetensors file: the module's state under its names
  * (so dp_module_load and PyTorch read it), the optimizer's state if `opt` is not NULL
- * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them), and
+ * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them; `opt`
+ * must be over parameters of `m`, all or some: DP_ERR_INVALID_ARGUMENT otherwise), and
  * n_metadata string pairs (copied into the file's __metadata__). The keys "format",
  * "producer" and "optimizer" are the library's own: a pair may repeat their value but not
  * contradict it (DP_ERR_INVALID_ARGUMENT). Names, keys and values must be valid UTF-8
@@ -719,7 +720,8 @@ DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* o
                                        size_t n_metadata);
 /**
  * Restores a checkpoint into the module and, if `opt` is not NULL, the optimizer (which
- * must be of the kind that saved it). Everything is checked before anything changes:
+ * must be of the kind that saved it, over parameters of `m` as for dp_checkpoint_save).
+ * Everything is checked before anything changes:
  * DP_ERR_FORMAT (naming the entry) leaves both untouched. That includes the optimizer's
  * state: each parameter's whole or absent (with a step count of at least 1 exactly when
  * its tensors are there), and no entry this optimizer does not keep. DP_ERR_STATE, as
