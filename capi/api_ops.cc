@@ -1,4 +1,6 @@
 // dp_op_*: each unwraps its tensors, calls the core op, wraps the result.
+#include <string>
+
 #include "capi/handles.h"
 #include "capi/result.h"
 #include "ops/ops.h"
@@ -8,24 +10,29 @@ namespace ops = dp::ops;
 
 namespace {
 
+// An argument's name in messages: "add: a", so that every error names the op.
+std::string arg(const char* op, const char* name) {
+  return std::string(op) + ": " + name;
+}
+
 // One tensor in, one out.
 template <class F>
-dp_result unary(const dp_tensor* x, dp_tensor** out, F&& f) {
+dp_result unary(const char* op, const dp_tensor* x, dp_tensor** out, F&& f) {
   return guard([&] {
-    const dp::Tensor& t = unwrap(x, "x");
-    out_ptr(out, "out");
+    const dp::Tensor& t = unwrap(x, arg(op, "x").c_str());
+    out_ptr(out, arg(op, "out").c_str());
     *out = wrap(f(t), x->ctx);
   });
 }
 
 // Two tensors in (named `na`, `nb`), one out.
 template <class F>
-dp_result binary(const dp_tensor* a, const dp_tensor* b, dp_tensor** out, const char* na,
-                 const char* nb, F&& f) {
+dp_result binary(const char* op, const dp_tensor* a, const dp_tensor* b, dp_tensor** out,
+                 const char* na, const char* nb, F&& f) {
   return guard([&] {
-    const dp::Tensor& ta = unwrap(a, na);
-    const dp::Tensor& tb = unwrap(b, nb);
-    out_ptr(out, "out");
+    const dp::Tensor& ta = unwrap(a, arg(op, na).c_str());
+    const dp::Tensor& tb = unwrap(b, arg(op, nb).c_str());
+    out_ptr(out, arg(op, "out").c_str());
     *out = wrap(f(ta, tb), a->ctx);
   });
 }
@@ -35,145 +42,156 @@ dp_result binary(const dp_tensor* a, const dp_tensor* b, dp_tensor** out, const 
 extern "C" {
 
 dp_result dp_op_add(const dp_tensor* a, const dp_tensor* b, dp_tensor** out) {
-  return binary(a, b, out, "a", "b", ops::add);
+  return binary("add", a, b, out, "a", "b", ops::add);
 }
 dp_result dp_op_sub(const dp_tensor* a, const dp_tensor* b, dp_tensor** out) {
-  return binary(a, b, out, "a", "b", ops::sub);
+  return binary("sub", a, b, out, "a", "b", ops::sub);
 }
 dp_result dp_op_mul(const dp_tensor* a, const dp_tensor* b, dp_tensor** out) {
-  return binary(a, b, out, "a", "b", ops::mul);
+  return binary("mul", a, b, out, "a", "b", ops::mul);
 }
 dp_result dp_op_div(const dp_tensor* a, const dp_tensor* b, dp_tensor** out) {
-  return binary(a, b, out, "a", "b", ops::div);
+  return binary("div", a, b, out, "a", "b", ops::div);
 }
 dp_result dp_op_neg(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::neg);
+  return unary("neg", x, out, ops::neg);
 }
 dp_result dp_op_scale(const dp_tensor* x, double factor, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::scale(t, factor); });
+  return unary("scale", x, out, [&](const dp::Tensor& t) { return ops::scale(t, factor); });
 }
 dp_result dp_op_add_scalar(const dp_tensor* x, double value, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::add_scalar(t, value); });
+  return unary("add_scalar", x, out,
+               [&](const dp::Tensor& t) { return ops::add_scalar(t, value); });
 }
 dp_result dp_op_relu(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::relu);
+  return unary("relu", x, out, ops::relu);
 }
 dp_result dp_op_gelu(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::gelu);
+  return unary("gelu", x, out, ops::gelu);
 }
 dp_result dp_op_tanh(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::tanh);
+  return unary("tanh", x, out, ops::tanh);
 }
 dp_result dp_op_sigmoid(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::sigmoid);
+  return unary("sigmoid", x, out, ops::sigmoid);
 }
 dp_result dp_op_exp(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::exp);
+  return unary("exp", x, out, ops::exp);
 }
 dp_result dp_op_log(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, ops::log);
+  return unary("log", x, out, ops::log);
 }
 
 dp_result dp_op_sum(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, [](const dp::Tensor& t) { return ops::sum(t); });
+  return unary("sum", x, out, [](const dp::Tensor& t) { return ops::sum(t); });
 }
 dp_result dp_op_sum_dim(const dp_tensor* x, int32_t dim, int keepdim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::sum(t, dim, keepdim != 0); });
+  return unary("sum_dim", x, out,
+               [&](const dp::Tensor& t) { return ops::sum(t, dim, keepdim != 0); });
 }
 dp_result dp_op_mean(const dp_tensor* x, dp_tensor** out) {
-  return unary(x, out, [](const dp::Tensor& t) { return ops::mean(t); });
+  return unary("mean", x, out, [](const dp::Tensor& t) { return ops::mean(t); });
 }
 dp_result dp_op_mean_dim(const dp_tensor* x, int32_t dim, int keepdim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::mean(t, dim, keepdim != 0); });
+  return unary("mean_dim", x, out,
+               [&](const dp::Tensor& t) { return ops::mean(t, dim, keepdim != 0); });
 }
 dp_result dp_op_argmax(const dp_tensor* x, int32_t dim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::argmax(t, dim); });
+  return unary("argmax", x, out, [&](const dp::Tensor& t) { return ops::argmax(t, dim); });
 }
 
 dp_result dp_op_matmul(const dp_tensor* a, const dp_tensor* b, dp_tensor** out) {
-  return binary(a, b, out, "a", "b", ops::matmul);
+  return binary("matmul", a, b, out, "a", "b", ops::matmul);
 }
 dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight, const dp_tensor* bias,
                        dp_tensor** out) {
-  return binary(x, weight, out, "x", "weight", [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-    return ops::linear(tx, tw, unwrap_optional(bias, "bias"));
-  });
+  return binary("linear", x, weight, out, "x", "weight",
+                [&](const dp::Tensor& tx, const dp::Tensor& tw) {
+                  return ops::linear(tx, tw, unwrap_optional(bias, arg("linear", "bias").c_str()));
+                });
 }
 dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::softmax(t, dim); });
+  return unary("softmax", x, out, [&](const dp::Tensor& t) { return ops::softmax(t, dim); });
 }
 dp_result dp_op_log_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::log_softmax(t, dim); });
+  return unary("log_softmax", x, out,
+               [&](const dp::Tensor& t) { return ops::log_softmax(t, dim); });
 }
 
 dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight, const dp_tensor* bias,
                        int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
                        dp_tensor** out) {
-  return binary(x, weight, out, "x", "weight", [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-    return ops::conv2d(tx, tw, unwrap_optional(bias, "bias"), stride_h, stride_w, pad_h, pad_w);
-  });
+  return binary("conv2d", x, weight, out, "x", "weight",
+                [&](const dp::Tensor& tx, const dp::Tensor& tw) {
+                  return ops::conv2d(tx, tw, unwrap_optional(bias, arg("conv2d", "bias").c_str()),
+                                     stride_h, stride_w, pad_h, pad_w);
+                });
 }
 dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
                            int32_t stride_w, int32_t pad_h, int32_t pad_w, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) {
+  return unary("max_pool2d", x, out, [&](const dp::Tensor& t) {
     return ops::max_pool2d(t, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w);
   });
 }
 dp_result dp_op_avg_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
                            int32_t stride_w, int32_t pad_h, int32_t pad_w, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) {
+  return unary("avg_pool2d", x, out, [&](const dp::Tensor& t) {
     return ops::avg_pool2d(t, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w);
   });
 }
 dp_result dp_op_batch_norm(const dp_tensor* x, const dp_tensor* weight, const dp_tensor* bias,
                            dp_tensor* running_mean, dp_tensor* running_var, int training,
                            double momentum, double eps, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) {
-    return ops::batch_norm(t, unwrap_optional(weight, "weight"), unwrap_optional(bias, "bias"),
-                           unwrap_optional(running_mean, "running_mean"),
-                           unwrap_optional(running_var, "running_var"), training != 0, momentum,
-                           eps);
+  return unary("batch_norm", x, out, [&](const dp::Tensor& t) {
+    return ops::batch_norm(t, unwrap_optional(weight, arg("batch_norm", "weight").c_str()),
+                           unwrap_optional(bias, arg("batch_norm", "bias").c_str()),
+                           unwrap_optional(running_mean, arg("batch_norm", "running_mean").c_str()),
+                           unwrap_optional(running_var, arg("batch_norm", "running_var").c_str()),
+                           training != 0, momentum, eps);
   });
 }
 dp_result dp_op_dropout(const dp_tensor* x, double p, int training, uint64_t seed,
                         dp_tensor** out) {
-  return unary(x, out,
+  return unary("dropout", x, out,
                [&](const dp::Tensor& t) { return ops::dropout(t, p, training != 0, seed); });
 }
 dp_result dp_op_embedding(const dp_tensor* indices, const dp_tensor* weight, dp_tensor** out) {
-  return binary(indices, weight, out, "indices", "weight", ops::embedding);
+  return binary("embedding", indices, weight, out, "indices", "weight", ops::embedding);
 }
 dp_result dp_op_cross_entropy(const dp_tensor* logits, const dp_tensor* target, dp_tensor** out) {
-  return binary(logits, target, out, "logits", "target", ops::cross_entropy);
+  return binary("cross_entropy", logits, target, out, "logits", "target", ops::cross_entropy);
 }
 dp_result dp_op_nll_loss(const dp_tensor* log_probs, const dp_tensor* target, dp_tensor** out) {
-  return binary(log_probs, target, out, "log_probs", "target", ops::nll_loss);
+  return binary("nll_loss", log_probs, target, out, "log_probs", "target", ops::nll_loss);
 }
 dp_result dp_op_mse_loss(const dp_tensor* input, const dp_tensor* target, dp_tensor** out) {
-  return binary(input, target, out, "input", "target", ops::mse_loss);
+  return binary("mse_loss", input, target, out, "input", "target", ops::mse_loss);
 }
 
 dp_result dp_op_reshape(const dp_tensor* x, const int64_t* shape, size_t ndim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) {
+  return unary("reshape", x, out, [&](const dp::Tensor& t) {
     DP_CHECK(ndim <= static_cast<size_t>(dp::kMaxDims), kOutOfRange,
-             "ndim = " << ndim << " but at most " << dp::kMaxDims << " dimensions are supported");
-    DP_CHECK(shape != nullptr || ndim == 0, kInvalidArgument, "shape is NULL but ndim = " << ndim);
+             "reshape: ndim = " << ndim << " but at most " << dp::kMaxDims
+                                << " dimensions are supported");
+    DP_CHECK(shape != nullptr || ndim == 0, kInvalidArgument,
+             "reshape: shape is NULL but ndim = " << ndim);
     return ops::reshape(t, dp::Shape(shape, shape + ndim));
   });
 }
 dp_result dp_op_flatten(const dp_tensor* x, int32_t start_dim, int32_t end_dim, dp_tensor** out) {
-  return unary(x, out, [&](const dp::Tensor& t) { return ops::flatten(t, start_dim, end_dim); });
+  return unary("flatten", x, out,
+               [&](const dp::Tensor& t) { return ops::flatten(t, start_dim, end_dim); });
 }
 
 dp_result dp_op_cat(const dp_tensor* const* tensors, size_t n, int32_t dim, dp_tensor** out) {
   return guard([&] {
     DP_CHECK(tensors != nullptr && n > 0, kInvalidArgument,
-             "tensors is " << (tensors ? "empty" : "NULL") << " (n = " << n << ")");
+             "cat: tensors is " << (tensors ? "empty" : "NULL") << " (n = " << n << ")");
     std::vector<dp::Tensor> ts;
     for (size_t i = 0; i < n; ++i) {
-      ts.push_back(unwrap(tensors[i], ("tensors[" + std::to_string(i) + "]").c_str()));
+      ts.push_back(unwrap(tensors[i], ("cat: tensors[" + std::to_string(i) + "]").c_str()));
     }
-    out_ptr(out, "out");
+    out_ptr(out, "cat: out");
     *out = wrap(ops::cat(ts, dim), tensors[0]->ctx);
   });
 }
@@ -181,10 +199,10 @@ dp_result dp_op_cat(const dp_tensor* const* tensors, size_t n, int32_t dim, dp_t
 dp_result dp_op_split(const dp_tensor* x, const int64_t* sizes, size_t n, int32_t dim,
                       dp_tensor** outs) {
   return guard([&] {
-    const dp::Tensor& t = unwrap(x, "x");
+    const dp::Tensor& t = unwrap(x, "split: x");
     DP_CHECK(sizes != nullptr && n > 0, kInvalidArgument,
-             "sizes is " << (sizes ? "empty" : "NULL") << " (n = " << n << ")");
-    out_ptr(outs, "outs");
+             "split: sizes is " << (sizes ? "empty" : "NULL") << " (n = " << n << ")");
+    out_ptr(outs, "split: outs");
     std::vector<dp::Tensor> pieces = ops::split(t, std::vector<int64_t>(sizes, sizes + n), dim);
     std::vector<dp_tensor*> handles = wrap_all(pieces, x->ctx);
     for (size_t i = 0; i < n; ++i) outs[i] = handles[i];

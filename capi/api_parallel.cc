@@ -165,10 +165,23 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
     out_ptr(outs, "outs");
     out_ptr(n_out, "n_out");
     DP_CHECK(x.ndim() > 0, kShapeMismatch, "input is a 0-dim tensor, which cannot be scattered");
-    dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
+    const int d = dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
     dp::parallel::ScatterOptions so;
     so.dim = dim;
-    if (chunk_sizes) so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
+    if (chunk_sizes) {
+      so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
+      // Checked here to name this function's argument (the pipeline speaks of inputs[0]).
+      int64_t sum = 0;
+      for (size_t i = 0; i < n_devices; ++i) {
+        DP_CHECK(chunk_sizes[i] >= 0, kInvalidArgument,
+                 "chunk_sizes[" << i << "] = " << chunk_sizes[i] << " is negative");
+        DP_CHECK(!__builtin_add_overflow(sum, chunk_sizes[i], &sum), kInvalidArgument,
+                 "chunk_sizes overflow int64 at chunk_sizes[" << i << "]");
+      }
+      DP_CHECK(sum == x.shape()[d], kInvalidArgument,
+               "chunk_sizes sum to " << sum << " but input has size " << x.shape()[d]
+                                     << " along dim " << dim);
+    }
     auto devs = to_devices(devices, n_devices, "devices");
     for (size_t i = 0; i < devs.size(); ++i) {
       x.context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());

@@ -141,7 +141,12 @@ Shape conv2d_output_shape(const Tensor& x, const Tensor& weight, const Tensor& b
            kShapeMismatch,
            "conv2d: kernel " << KH << "x" << KW << " does not fit input " << shape_str(x.shape())
                              << " with padding (" << pad_h << ", " << pad_w << ")");
-  return {x.shape()[0], O, OH, OW};
+  const Shape out{x.shape()[0], O, OH, OW};
+  // Huge padding makes an output too large to describe: say which op and argument.
+  const std::string what = "conv2d: the output of padding (" + std::to_string(pad_h) + ", " +
+                           std::to_string(pad_w) + "), of shape";
+  checked_numel(out, dtype_size(x.dtype()), what.c_str());
+  return out;
 }
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,

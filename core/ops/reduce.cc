@@ -68,7 +68,7 @@ Shape all_ones(int ndim) {
 
 Tensor reduce_dim(const Tensor& x, int64_t dim, bool keepdim, bool mean, const char* name) {
   check_defined(x, name, "x");
-  const int d = wrap_dim(dim, x.ndim(), "dim");
+  const int d = wrap_dim(dim, x.ndim(), (std::string(name) + ": dim").c_str());
   Shape kept = x.shape();
   Shape result = x.shape();
   if (x.ndim() > 0) {
@@ -115,7 +115,7 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 
 Tensor argmax(const Tensor& x, int64_t dim) {
   check_float(x, "argmax", "x");
-  const int d = wrap_dim(dim, x.ndim(), "dim");
+  const int d = wrap_dim(dim, x.ndim(), "argmax: dim");
   Shape out_shape = x.shape();
   if (x.ndim() > 0) {
     DP_CHECK(x.shape()[d] > 0, kShapeMismatch,

@@ -109,12 +109,12 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
 Tensor flatten(const Tensor& x, int64_t start_dim, int64_t end_dim) {
   check_defined(x, "flatten", "x");
   if (x.ndim() == 0) {
-    wrap_dim(start_dim, 0, "start_dim");
-    wrap_dim(end_dim, 0, "end_dim");
+    wrap_dim(start_dim, 0, "flatten: start_dim");
+    wrap_dim(end_dim, 0, "flatten: end_dim");
     return reshape(x, {1});
   }
-  const int s = wrap_dim(start_dim, x.ndim(), "start_dim");
-  const int e = wrap_dim(end_dim, x.ndim(), "end_dim");
+  const int s = wrap_dim(start_dim, x.ndim(), "flatten: start_dim");
+  const int e = wrap_dim(end_dim, x.ndim(), "flatten: end_dim");
   DP_CHECK(s <= e, kInvalidArgument,
            "flatten: start_dim = " << start_dim << " comes after end_dim = " << end_dim);
   Shape out(x.shape().begin(), x.shape().begin() + s);
@@ -136,7 +136,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device) {
   const Tensor& first = tensors[0];
   check_defined(first, "cat", "tensors[0]");
   DP_CHECK(first.ndim() > 0, kShapeMismatch, "cat: tensors[0] is 0-dimensional");
-  const int d = wrap_dim(dim, first.ndim(), "dim");
+  const int d = wrap_dim(dim, first.ndim(), "cat: dim");
   Shape out_shape = first.shape();
   out_shape[d] = 0;
   std::vector<int64_t> sizes;
@@ -190,7 +190,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device) {
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
   check_defined(x, "split", "x");
   DP_CHECK(x.ndim() > 0, kShapeMismatch, "split: x is 0-dimensional and cannot be split");
-  const int d = wrap_dim(dim, x.ndim(), "dim");
+  const int d = wrap_dim(dim, x.ndim(), "split: dim");
   int64_t total = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     DP_CHECK(sizes[i] >= 0, kInvalidArgument,

@@ -31,7 +31,7 @@ class SoftmaxBackward final : public Node {
 Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
   check_float(x, name, "x");
-  const int d = wrap_dim(dim, x.ndim(), "dim");
+  const int d = wrap_dim(dim, x.ndim(), (std::string(name) + ": dim").c_str());
   return on_device(x, [&] {
     Tensor y = empty_like(x);
     if (y.numel() > 0) backend_of(x).softmax(dev(x), x.kview(), d, log, y.kview());
