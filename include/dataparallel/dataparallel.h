@@ -230,7 +230,8 @@ DP_EXPORT dp_result dp_tensor_zeros(dp_context* ctx, dp_dtype dtype, const int64
 DP_EXPORT dp_result dp_tensor_empty(dp_context* ctx, dp_dtype dtype, const int64_t* shape,
                                     size_t ndim, dp_device device, dp_tensor** out);
 
-/** As dp_tensor_zeros, every element set to `value` (converted to dtype). */
+/** As dp_tensor_zeros, every element set to `value` (converted to dtype). For DP_INT64, a
+    value int64 cannot represent (NaN, infinite, out of range) is DP_ERR_INVALID_ARGUMENT. */
 DP_EXPORT dp_result dp_tensor_full(dp_context* ctx, dp_dtype dtype, const int64_t* shape,
                                    size_t ndim, double value, dp_device device, dp_tensor** out);
 
@@ -367,6 +368,7 @@ DP_EXPORT dp_result dp_tensor_detach(const dp_tensor* t, dp_tensor** out);
  * backward through it fails with DP_ERR_STATE. Nodes run on their devices' workers, so
  * the replicas of a DataParallel forward run their backward in parallel.
  * Errors: DP_ERR_STATE (t does not require grad; a saved tensor was modified in place),
+ * DP_ERR_INVALID_ARGUMENT (grad NULL for a t of more than one element),
  * DP_ERR_SHAPE_MISMATCH / DP_ERR_DTYPE_MISMATCH (grad), or any error of a backward op.
  * Must not be called from inside a custom module's forward.
  */
@@ -598,10 +600,13 @@ DP_EXPORT dp_result dp_module_register_child(dp_module* m, const char* name, dp_
  */
 DP_EXPORT dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inputs,
                                       dp_tensor** outputs, size_t capacity, size_t* n_outputs);
-/** One input, one output. */
+/** One input, one output: *output receives a new reference. */
 DP_EXPORT dp_result dp_module_forward1(dp_module* m, dp_tensor* input, dp_tensor** output);
 
+/** Takes one more reference to m and returns m (NULL gives NULL). */
 DP_EXPORT dp_module* dp_module_retain(dp_module* m);
+/** Drops one reference; the module ends with its last one (a wrapper, an optimizer, a
+    parent or a replica may hold others). NULL-safe. */
 DP_EXPORT void dp_module_release(dp_module* m);
 
 /** "Linear", "Sequential", ... Owned by the module; valid while it lives. */
@@ -620,14 +625,17 @@ DP_EXPORT dp_result dp_module_parameter_count(const dp_module* m, size_t* out);
 /** Parameter `index` (in registration order): its dotted name and a new reference to the
     tensor. Either out may be NULL. The name is owned by the handle `m` and valid while
     it lives; another handle of the same module (replicas[0] of dp_replicate, a custom
-    forward's `self`) keeps names of its own. As dp_module_buffer. */
+    forward's `self`) keeps names of its own. dp_module_buffer is the same for buffers. */
 DP_EXPORT dp_result dp_module_parameter(const dp_module* m, size_t index, const char** name,
                                         dp_tensor** tensor);
+/** Number of distinct buffers (recursive). */
 DP_EXPORT dp_result dp_module_buffer_count(const dp_module* m, size_t* out);
+/** Buffer `index` (in registration order): its dotted name and a new reference, as
+    dp_module_parameter. */
 DP_EXPORT dp_result dp_module_buffer(const dp_module* m, size_t index, const char** name,
                                      dp_tensor** tensor);
-/** A parameter or buffer by dotted name ("0.weight"); DP_ERR_OUT_OF_RANGE names it when
-    absent. */
+/** A parameter or buffer by dotted name ("0.weight"), as a new reference in *tensor;
+    DP_ERR_OUT_OF_RANGE names it when absent. */
 DP_EXPORT dp_result dp_module_get(const dp_module* m, const char* name, dp_tensor** tensor);
 
 /**
@@ -801,8 +809,8 @@ typedef struct dp_data_parallel_options {
  * parameters on device_ids[0] when forward runs; with exactly one device it is moved
  * there now. With unbalanced GPUs a warning goes to the log callback.
  * Errors: DP_ERR_INVALID_ARGUMENT for an empty list, a duplicate id, an id of a device
- * that does not exist (SPEC: all are invalid arguments; the message names the id) or a
- * bad option (named).
+ * that does not exist (all invalid arguments of the wrapper, as in PyTorch, where they
+ * fail when it is built; the message names the id) or a bad option (named).
  */
 DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids,
                                             size_t n_devices, const dp_device* output_device,
@@ -813,8 +821,8 @@ DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* 
  * One forward. inputs[0..n_inputs) are borrowed; broadcast (may be NULL) marks inputs to
  * copy whole to every device instead of splitting. Outputs: the module's outputs
  * gathered on the output device (no_gather: each replica's, replica by replica). With
- * one device id the module runs itself and its outputs are returned as they are (SPEC
- * 3.4). With several, a batch that makes one chunk (or no inputs) runs the original alone
+ * one device id the module runs itself and its outputs are returned as they are, as
+ * PyTorch's DataParallel does with one device. With several, a batch that makes one chunk (or no inputs) runs the original alone
  * as replica 0 and its outputs are still gathered to the output device (a scalar into a
  * vector of one value), as in PyTorch, and a parameter (or buffer that requires grad)
  * the forward does not use gets a zero gradient in backward, as with several replicas.
@@ -871,7 +879,8 @@ DP_EXPORT void dp_data_parallel_release(dp_data_parallel* dp);
 DP_EXPORT dp_result dp_scatter(const dp_tensor* input, const dp_device* devices,
                                size_t n_devices, const int64_t* chunk_sizes, int32_t dim,
                                dp_tensor** outs, size_t* n_out);
-/** Concatenates n tensors (any devices) along dim on output_device. Differentiable. */
+/** Concatenates n tensors (any devices) along dim on output_device into a new reference
+    in *out. Differentiable. */
 DP_EXPORT dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device,
                               int32_t dim, dp_tensor** out);
 /**
