@@ -809,8 +809,7 @@ typedef struct dp_data_parallel_options {
  * parameters on device_ids[0] when forward runs; with exactly one device it is moved
  * there now. With unbalanced GPUs a warning goes to the log callback.
  * Errors: DP_ERR_INVALID_ARGUMENT for an empty list, a duplicate id, an id of a device
- * that does not exist (all invalid arguments of the wrapper, as in PyTorch, where they
- * fail when it is built; the message names the id) or a bad option (named).
+ * that does not exist (the message names the id) or a bad option (named).
  */
 DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids,
                                             size_t n_devices, const dp_device* output_device,
