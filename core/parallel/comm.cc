@@ -42,6 +42,17 @@ Tensor alias_on(const Tensor& t, Device device) {
   return Tensor(std::move(impl));
 }
 
+Tensor with_own_version(const Tensor& t) {
+  if (!t.defined()) return t;
+  std::shared_ptr<Storage> bucket = t.impl()->storage;
+  // "Adopted" memory whose deleter frees nothing: it holds the bucket until this storage
+  // goes.
+  auto storage = std::make_shared<Storage>(bucket->context(), t.device(), t.data(), t.nbytes(),
+                                           [bucket](void*) {});
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), 0, t.shape(), t.dtype());
+  return Tensor(std::move(impl));
+}
+
 std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& tensors,
                                                      const std::vector<Device>& devices,
                                                      size_t bucket_bytes, bool alias_cpu) {

@@ -19,6 +19,12 @@ constexpr size_t kDefaultBucketBytes = size_t{10} << 20;  // PyTorch's 10 MiB bu
 // result is read-only and keeps t's memory alive.
 Tensor alias_on(const Tensor& t, Device device);
 
+// t (a view into a bucket of broadcast_coalesced) with a version counter of its own: the
+// same memory, kept alive, but a write through another view of the bucket no longer
+// counts as a write to t. Replicas' state buffers take it, so that buffer sync can tell
+// which of them a forward wrote (BatchNorm's statistics beside a constant buffer).
+Tensor with_own_version(const Tensor& t);
+
 // Whether a broadcast from `src` with alias_cpu gives some other device of `devices` an
 // alias of src's memory (both CPU devices) rather than a copy.
 bool aliased_by_another_device(Device src, const std::vector<Device>& devices, bool alias_cpu);

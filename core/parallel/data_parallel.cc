@@ -1,7 +1,5 @@
 #include "parallel/data_parallel.h"
 
-#include <cstring>
-
 #include <algorithm>
 #include <sstream>
 
@@ -246,18 +244,9 @@ void DataParallel::sync_buffers(const std::vector<std::shared_ptr<Module>>& repl
     bool written = false;
     for (size_t r = 0; r < replicas.size(); ++r)
       written = written || theirs[r][j].second.version() != before[r][j];
-    // A replica's state buffers share one storage, and so one version counter: a write
-    // to one (BatchNorm's statistics) marks them all. On CPU devices the values decide:
-    // every copy still equal to the original, bit for bit, means nobody wrote it.
-    if (written && b.device().is_cpu()) {
-      bool all_equal = true;
-      for (size_t r = 0; r < replicas.size() && all_equal; ++r) {
-        const Tensor& t = theirs[r][j].second;
-        all_equal = t.same(b) || (t.device().is_cpu() && t.nbytes() == b.nbytes() &&
-                                  std::memcmp(t.data(), b.data(), b.nbytes()) == 0);
-      }
-      written = !all_equal;
-    }
+    // Each replica's copy of a buffer counts its own writes (comm::with_own_version), on
+    // every kind of device: BatchNorm's statistics beside a constant buffer mark only
+    // themselves.
     if (!written) continue;
     if (!is_floating(b.dtype())) {
       if (replicas[0] != module_) ops::copy_(b, theirs[0][j].second);

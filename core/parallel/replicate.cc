@@ -72,6 +72,11 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
     GradModeGuard no_grad(false);
     state_copies = broadcast(state, devices, options.bucket_bytes, /*alias_cpu=*/false, nullptr);
   }
+  // Each copy counts its own writes (the bucket's views would share one counter).
+  for (size_t d = 1; d < devices.size(); ++d) {
+    if (devices[d] == devices[0]) continue;  // the originals themselves
+    for (Tensor& t : state_copies[d]) t = comm::with_own_version(t);
+  }
   for (size_t d = 1; d < devices.size(); ++d) {
     std::unordered_map<const TensorImpl*, Tensor> replace;
     auto swap_in = [&](const std::vector<Tensor>& originals,

@@ -429,8 +429,9 @@ TEST(DataParallelBuffers, BufferSyncLeavesABufferNoReplicaWroteBitForBit) {
     for (int i = 0; i < 20; ++i) w.forward({x});
     EXPECT_EQ(host(m->buffer("b")), values) << devices << " devices";
   }
-  // Beside a buffer that the replicas do write (a BatchNorm's statistics, which share the
-  // replica's storage and version counter with the constant one).
+  // Beside a buffer that the replicas do write (a BatchNorm's statistics, broadcast in one
+  // bucket with the constant one: each copy must count its own writes). The check is by
+  // version counters on every kind of device, so this CPU test stands for CUDA too.
   auto ctx = make_ctx(3);
   auto seq = std::make_shared<Sequential>(ctx);
   seq->append(adds_its_buffer(ctx, values, false));
