@@ -168,6 +168,12 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
     const int d = dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
     dp::parallel::ScatterOptions so;
     so.dim = dim;
+    auto devs = to_devices(devices, n_devices, "devices");
+    for (size_t i = 0; i < devs.size(); ++i) {
+      x.context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
+    }
+    DP_CHECK(!devs.empty(), kInvalidArgument,
+             "devices is empty (n_devices = 0): no devices to scatter to");
     if (chunk_sizes) {
       so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
       // Checked here to name this function's argument (the pipeline speaks of inputs[0]).
@@ -181,10 +187,6 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
       DP_CHECK(sum == x.shape()[d], kInvalidArgument,
                "chunk_sizes sum to " << sum << " but input has size " << x.shape()[d]
                                      << " along dim " << dim);
-    }
-    auto devs = to_devices(devices, n_devices, "devices");
-    for (size_t i = 0; i < devs.size(); ++i) {
-      x.context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
     }
     auto scattered = dp::parallel::scatter_inputs({x}, {}, devs, so, nullptr);
     std::vector<dp::Tensor> pieces;

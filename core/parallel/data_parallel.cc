@@ -9,7 +9,6 @@
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"
-#include "parallel/functions.h"
 #include "parallel/parallel_apply.h"
 #include "parallel/scatter_gather.h"
 
@@ -45,15 +44,6 @@ void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
                what << " = " << ids[i].str() << " repeats device_ids[" << j << "]");
     }
   }
-}
-
-// The tensors a lone replica's outputs give zero gradients to when unused (see
-// parallel::as_lone_replica_outputs): the module's parameters and buffers.
-std::vector<Tensor> module_state(const Module& module) {
-  std::vector<Tensor> state;
-  for (const auto& [name, t] : module.named_parameters()) state.push_back(t);
-  for (const auto& [name, t] : module.named_buffers()) state.push_back(t);
-  return state;
 }
 
 }  // namespace
@@ -146,10 +136,8 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     // its outputs are then gathered as one replica's, as PyTorch does.
     last_devices_ = {device_ids_[0]};
     PhaseTimer timer(stats_.get(), Phase::kApply);
-    std::vector<Tensor> out = (*module_)({});
-    if (device_ids_.size() > 1)
-      out = parallel::as_lone_replica_outputs(std::move(out), module_state(*module_));
-    return {out};
+    if (device_ids_.size() == 1) return {(*module_)({})};
+    return {(*parallel::lone_replica(*module_, stats_))({})};
   }
   if (runs_directly()) {
     // One device: the module itself on its chunk, no gather (SPEC 3.4).
@@ -167,9 +155,10 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   std::vector<std::shared_ptr<Module>> replicas;
   const bool cacheable = options_.cache_replicas && !GradMode::enabled();
   if (replica_devices.size() == 1) {
-    // The original alone (one chunk on device_ids[0]): nothing to broadcast, and the
-    // cached replicas of full batches stay for the next one.
-    replicas = {module_};
+    // The original alone (one chunk on device_ids[0]), its parameters behind a recorded
+    // broadcast to their own device; the cached replicas of full batches stay for the next
+    // batch.
+    replicas = {parallel::lone_replica(*module_, stats_)};
   } else if (cacheable && cached_devices_ == replica_devices &&
              cached_versions_ == parallel::state_versions(*module_)) {
     replicas = cached_replicas_;
@@ -191,7 +180,9 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   // The running replicas' buffer versions before they run: buffer sync averages only the
   // buffers some replica wrote, and a cached replica set whose buffers a forward wrote is
   // dropped (the next forward would see their writes, which SPEC 5 says are lost).
-  const bool sync = options_.buffer_sync == BufferSync::kAverage && module_->is_training();
+  // (A lone replica writes the original's own buffers: nothing to average.)
+  const bool sync = options_.buffer_sync == BufferSync::kAverage && module_->is_training() &&
+                    (running.size() > 1 || skip_first);
   std::vector<std::vector<uint64_t>> before;
   if (sync || cacheable) before = buffer_versions(running);
   std::vector<std::vector<Tensor>> outputs;
@@ -203,9 +194,6 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
         inputs, broadcast, scattered.devices, options_.alias_cpu));
     outputs = parallel::parallel_apply(running, scattered.inputs, scattered.devices, stats_,
                                        skip_first ? 1 : 0);
-  }
-  if (running.size() == 1 && running[0] == module_) {
-    outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(*module_));
   }
   if (sync) sync_buffers(running, before);
   if (cacheable && (!(cached_versions_ == parallel::state_versions(*module_)) ||
@@ -302,20 +290,19 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
   auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
   std::vector<std::vector<Tensor>> outputs;
   if (inputs.empty()) {
-    outputs = {module({})};
-    if (device_ids.size() == 1) return outputs[0];
-    outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(module));
+    if (device_ids.size() == 1) return module({});
+    outputs = {(*parallel::lone_replica(module, nullptr))({})};
   } else if (device_ids.size() == 1) {
     return module.run_forward_on(device_ids[0],
                                  [&] { return module.forward(scattered.inputs[0]); });
   } else {
-    auto replicas = parallel::replicate(module, scattered.devices, {}, nullptr);
+    auto replicas =
+        scattered.devices.size() == 1
+            ? std::vector<std::shared_ptr<Module>>{parallel::lone_replica(module, nullptr)}
+            : parallel::replicate(module, scattered.devices, {}, nullptr);
     parallel::AliasReadGuard guard(
         parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
     outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
-    if (replicas.size() == 1) {
-      outputs[0] = parallel::as_lone_replica_outputs(std::move(outputs[0]), module_state(module));
-    }
   }
   return parallel::gather_outputs(outputs, out, dim, true, nullptr,
                                   [&](const std::string& m) { ctx->log(kLogWarning, m); });

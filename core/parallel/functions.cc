@@ -100,53 +100,22 @@ class GatherBackward final : public Node {
   std::shared_ptr<PhaseStats> stats_;
 };
 
-// Passes an output's gradient through and gives every tensor of a lone replica's state
-// that requires grad a zero gradient (see as_lone_replica_outputs).
-class LoneReplicaBackward final : public Node {
- public:
-  LoneReplicaBackward(Device device, const std::vector<Tensor>& state) : Node(device, 1) {
-    for (const Tensor& t : state) {
-      shapes_.push_back(t.shape());
-      dtypes_.push_back(t.dtype());
-      devices_.push_back(t.device());
-    }
-  }
-  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    std::vector<Tensor> out{std::move(grads[0])};
-    for (size_t j = 0; j < shapes_.size(); ++j) {
-      out.push_back(next_edges_[j + 1].valid() && out[0].defined()
-                        ? ops::zeros(out[0].context(), shapes_[j], dtypes_[j], devices_[j])
-                        : Tensor());
-    }
-    return out;
-  }
-  const char* name() const override { return "LoneReplicaBackward"; }
-
- private:
-  std::vector<Shape> shapes_;
-  std::vector<DType> dtypes_;
-  std::vector<Device> devices_;
-};
-
 }  // namespace
 
-std::vector<Tensor> as_lone_replica_outputs(std::vector<Tensor> outputs,
-                                            const std::vector<Tensor>& state) {
-  std::vector<Tensor> differentiable;
-  for (const Tensor& t : state) {
-    if (t.defined() && t.requires_grad()) differentiable.push_back(t);
+std::vector<Tensor> broadcast_to_own_device(const std::vector<Tensor>& tensors,
+                                            std::shared_ptr<PhaseStats> stats) {
+  std::vector<Tensor> out = tensors;
+  if (tensors.empty() || !needs_grad(tensors)) return out;
+  std::vector<const Tensor*> inputs;
+  for (const Tensor& t : tensors) inputs.push_back(&t);
+  auto node =
+      make_node<BroadcastBackward>(inputs, tensors[0].device(), tensors, 1, std::move(stats));
+  for (size_t j = 0; j < tensors.size(); ++j) {
+    if (!tensors[j].requires_grad()) continue;
+    out[j] = tensors[j].detach();  // the same memory and version counter
+    set_history(out[j], node, static_cast<uint32_t>(j));
   }
-  if (differentiable.empty() || !GradMode::enabled()) return outputs;
-  for (Tensor& out : outputs) {
-    if (!out.defined() || !out.requires_grad()) continue;
-    std::vector<const Tensor*> inputs{&out};
-    for (const Tensor& t : differentiable) inputs.push_back(&t);
-    auto node = make_node<LoneReplicaBackward>(inputs, out.device(), differentiable);
-    Tensor alias = out.detach();
-    set_history(alias, node);
-    out = std::move(alias);
-  }
-  return outputs;
+  return out;
 }
 
 std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,

@@ -30,14 +30,11 @@ std::vector<Tensor> scatter(const Tensor& x, const std::vector<Device>& devices,
 Tensor gather(const std::vector<Tensor>& tensors, Device device, int dim, bool alias_cpu,
               std::shared_ptr<PhaseStats> stats);
 
-// The outputs of a lone replica that is the original module itself: a batch of one chunk
-// (or no inputs) under DataParallel over several devices. PyTorch's lone replica is a
-// copy through Broadcast, whose backward gives each tensor that requires grad a gradient,
-// zeros when the forward did not use it (SPEC 5). Here every output that requires grad is
-// re-recorded as an alias behind a node that passes its gradient through and sends zeros
-// to each tensor of `state` that requires grad, so the original's gradients come out as
-// PyTorch's: its own, plus zeros. Other outputs stay as they are.
-std::vector<Tensor> as_lone_replica_outputs(std::vector<Tensor> outputs,
-                                            const std::vector<Tensor>& state);
+// `tensors` (on one device) "broadcast" to that device alone, as PyTorch's Broadcast to a
+// single device: aliases of the same memory, recorded behind one BroadcastBackward, so
+// that once backward reaches any of them every one that requires grad gets a gradient,
+// zeros where unused. A lone replica's parameters take it (see lone_replica).
+std::vector<Tensor> broadcast_to_own_device(const std::vector<Tensor>& tensors,
+                                            std::shared_ptr<PhaseStats> stats);
 
 }  // namespace dp::parallel

@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "autograd/function.h"
 #include "autograd/grad_mode.h"
 #include "error.h"
 #include "parallel/comm.h"
@@ -90,6 +91,24 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
     replicas.push_back(copy_tree(module, replace));
   }
   return replicas;
+}
+
+std::shared_ptr<Module> lone_replica(Module& module, std::shared_ptr<PhaseStats> stats) {
+  std::vector<Tensor> params, buffers;
+  collect(module, &params, &buffers);
+  std::vector<Tensor> differentiable;
+  for (const Tensor& b : buffers) {
+    if (b.requires_grad()) differentiable.push_back(b);
+  }
+  if (!needs_grad(params) && !needs_grad(differentiable)) return module.shared_from_this();
+  std::unordered_map<const TensorImpl*, Tensor> replace;
+  for (const Tensor& b : buffers) replace.emplace(b.impl(), b);  // state: the module's own
+  auto swap_in = [&](const std::vector<Tensor>& originals, const std::vector<Tensor>& copies) {
+    for (size_t j = 0; j < originals.size(); ++j) replace[originals[j].impl()] = copies[j];
+  };
+  swap_in(params, broadcast_to_own_device(params, std::move(stats)));
+  swap_in(differentiable, broadcast_to_own_device(differentiable, nullptr));
+  return copy_tree(module, replace);
 }
 
 AliasReadGuard::AliasReadGuard(std::vector<std::shared_ptr<Storage>> storages)

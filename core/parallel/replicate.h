@@ -26,6 +26,17 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
                                                const ReplicateOptions& options,
                                                std::shared_ptr<PhaseStats> stats);
 
+// The one replica of a forward whose batch made a single chunk (or had no inputs) under
+// DataParallel over several devices. PyTorch replicates to that one device, and its
+// replica's parameters are broadcast copies: once backward reaches one of them, every
+// parameter gets a gradient, zeros for those the forward did not use (SPEC 5; likewise,
+// separately, the buffers that require grad). This replica is a shallow copy of the tree
+// whose parameters and differentiable buffers alias the module's through such a recorded
+// broadcast to their own device, and whose other buffers are the module's own, so its
+// writes to them persist as replica 0's do. With grad mode off, or nothing requiring
+// grad, it is the module itself.
+std::shared_ptr<Module> lone_replica(Module& module, std::shared_ptr<PhaseStats> stats);
+
 // Memory that replicas on other CPU devices read in place (alias_cpu) while they run: for
 // the guard's lifetime an in-place write to it is refused (kState), since it would reach
 // them mid-forward. Counted per storage, so guards of concurrent calls nest.

@@ -823,8 +823,10 @@ DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* 
  * one device id the module runs itself and its outputs are returned as they are, as
  * PyTorch's DataParallel does with one device. With several, a batch that makes one chunk (or no inputs) runs the original alone
  * as replica 0 and its outputs are still gathered to the output device (a scalar into a
- * vector of one value), as in PyTorch, and a parameter (or buffer that requires grad)
- * the forward does not use gets a zero gradient in backward, as with several replicas.
+ * vector of one value), as in PyTorch. Its parameters pass through a recorded broadcast
+ * to their own device, as PyTorch's lone replica's do: once backward reaches one of them,
+ * those the forward did not use get zero gradients (buffers that require grad likewise,
+ * as a group of their own), exactly as with several replicas.
  * Up to `capacity` new references go to outputs[] and their count to *n_outputs.
  * Errors: DP_ERR_DEVICE_MISMATCH (the module is not on device_ids[0]: the message names
  * both), DP_ERR_SHAPE_MISMATCH (a 0-dim input to split; outputs that cannot be gathered:

@@ -1441,6 +1441,8 @@ CALL(scatter__outs_null,
 CALL(scatter__n_out_null,
      dp_scatter(f->x, (const dp_device[]){CPU(0), CPU(1)}, 2, NULL, 0, o->ts, NULL))
 CALL(scatter__devices_null_with_count, dp_scatter(f->x, NULL, 2, NULL, 0, o->ts, &o->z))
+CALL(scatter__no_devices_with_chunk_sizes,
+     dp_scatter(f->x, (const dp_device[]){CPU(0)}, 0, (const int64_t[]){2}, 0, o->ts, &o->z))
 CALL(scatter__no_devices,
      dp_scatter(f->x, (const dp_device[]){CPU(0), CPU(1)}, 0, NULL, 0, o->ts, &o->z))
 CALL(scatter__device_cpu_2,
@@ -2832,6 +2834,7 @@ static const row kRows[] = {
     ROW(scatter__devices_null_with_count, DP_ERR_INVALID_ARGUMENT,
         "devices is NULL but its count is 2"),
     ROW(scatter__no_devices, DP_ERR_INVALID_ARGUMENT, "no devices"),
+    ROW(scatter__no_devices_with_chunk_sizes, DP_ERR_INVALID_ARGUMENT, "no devices"),
     ROW(scatter__device_cpu_2, DP_ERR_OUT_OF_RANGE,
         "devices[1] = cpu:2 but only 2 CPU devices exist"),
     ROW(scatter__device_type_5, DP_ERR_INVALID_ARGUMENT, "devices[0] has device type 5"),

@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <functional>
 #include <future>
+#include <map>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -640,6 +642,76 @@ TEST(DataParallelReplicas, AParameterALoneReplicaDoesNotUseGetsAZeroGradientAsWi
   m->zero_grad();
   backward({ops::sum(single.forward({x})[0])}, {});
   EXPECT_FALSE(m->param("u").grad().defined());
+}
+
+TEST(DataParallelReplicas, ALoneReplicaGivesGradientsWhereSeveralReplicasDo) {
+  // Which tensors get a gradient (and which of them zeros) must not depend on whether the
+  // batch made one chunk or two: zeros come only once backward reaches the broadcast of
+  // their group (parameters; buffers that require grad), as in PyTorch.
+  auto ctx = make_ctx(2);
+  // out[0] = x * w + b (b: a buffer that requires grad) when `uses` says so; out[1] = 2 x.
+  struct Uses {
+    bool w, b;
+  };
+  auto make = [&](Uses uses) {
+    auto m = std::make_shared<CallbackModule>(
+        ctx, "Uses",
+        [uses](Module& self, const std::vector<Tensor>& in) {
+          Tensor y = ops::scale(in[0], 1.0);
+          if (uses.w) y = ops::mul(y, self.param("w"));
+          if (uses.b) y = ops::add(y, self.buffer("b"));
+          return std::vector<Tensor>{y, ops::scale(in[0], 2.0)};
+        },
+        nullptr);
+    m->register_parameter("w", ops::full(ctx, {2}, DType::kFloat32, cpu(0), 3.0));
+    m->register_parameter("u", ops::full(ctx, {2}, DType::kFloat32, cpu(0), 5.0));
+    Tensor b = ops::full(ctx, {2}, DType::kFloat32, cpu(0), 1.0);
+    b.set_requires_grad(true);
+    m->register_buffer("b", b);
+    m->register_buffer("c", [&] {
+      Tensor c = ops::full(ctx, {2}, DType::kFloat32, cpu(0), 1.0);
+      c.set_requires_grad(true);
+      return c;
+    }());
+    return m;
+  };
+  // Per tensor: "none", or its gradient's values.
+  auto grads_after = [&](Uses uses, int64_t rows, size_t output) {
+    auto m = make(uses);
+    DataParallel w(m, {cpu(0), cpu(1)}, std::nullopt, 0, DataParallelOptions{});
+    Tensor x = ops::full(ctx, {rows, 2}, DType::kFloat32, cpu(0), 1.0);
+    x.set_requires_grad(true);
+    backward({ops::sum(w.forward({x})[output])}, {});
+    std::map<std::string, std::string> got;
+    for (const auto& [name, t] : m->state()) {
+      if (!t.grad().defined()) {
+        got[name] = "none";
+        continue;
+      }
+      std::ostringstream os;
+      for (float v : host(t.grad())) os << (v == 0 ? 0.0f : v / static_cast<float>(rows)) << " ";
+      got[name] = os.str();  // per row, so that one row and four compare
+    }
+    return got;
+  };
+  const struct {
+    const char* what;
+    Uses uses;
+    size_t output;
+  } cases[] = {{"w and b used", {true, true}, 0},
+               {"w used", {true, false}, 0},
+               {"b used", {false, true}, 0},
+               {"neither: the output depends on x alone", {false, false}, 0},
+               {"the output that uses none", {true, true}, 1}};
+  for (const auto& c : cases) {
+    EXPECT_EQ(grads_after(c.uses, 1, c.output), grads_after(c.uses, 4, c.output)) << c.what;
+  }
+  // And the expected pattern, for one case by hand: w used, b not.
+  const auto w_used = grads_after({true, false}, 1, 0);
+  EXPECT_EQ(w_used.at("u"), "0 0 ");
+  EXPECT_EQ(w_used.at("w"), "1 1 ");
+  EXPECT_EQ(w_used.at("b"), "none");
+  EXPECT_EQ(w_used.at("c"), "none");
 }
 
 // An MLP, and a custom module whose forward runs it under a DataParallel over cpu:0 and
