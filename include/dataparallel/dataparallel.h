@@ -765,7 +765,8 @@ typedef enum dp_buffer_sync {
   DP_BUFFER_SYNC_NONE = 0,
   /** After each training forward, the module's floating buffers that a replica wrote
       become the mean over all replicas, so running statistics see the whole batch
-      (buffers no replica wrote are left exactly as they were). */
+      (buffers no replica wrote are left exactly as they were; "wrote" as each copy's
+      version counter tells, so a write through dp_tensor_data is not seen). */
   DP_BUFFER_SYNC_AVERAGE = 1,
   DP_ENUM_RANGE(DP_BUFFER_SYNC)
 } dp_buffer_sync;
