@@ -252,5 +252,37 @@ TEST(CudaDataParallel, LogicalDevicesOfOneGpuAreBalancedAndTrainFromADeviceInput
   EXPECT_EQ(wrapper.last_devices().size(), 2u);
 }
 
+TEST(CudaDataParallel, BufferSyncLeavesAConstantBufferBesideABatchNormBitForBit) {
+  // Buffer sync averages only the buffers a replica wrote, told by each copy's version
+  // counter. The copies come from one broadcast bucket; before each had a storage of its
+  // own, the BatchNorm's writes marked the constant buffer too, and the float32 mean of its
+  // three equal copies drifted it every forward (CPU devices had been spared by a byte
+  // comparison).
+  auto ctx = make_context("0,0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 3);
+  const std::vector<float> b{0.1f, 1.0f / 3, 0.7f, 1e-3f, 2.9f, -0.3f, 5.5f, 0.9f};
+  auto adds = std::make_shared<CallbackModule>(
+      ctx, "AddsB",
+      [](Module& self, const std::vector<Tensor>& in) {
+        return std::vector<Tensor>{ops::add(in[0], self.buffer("b"))};
+      },
+      nullptr);
+  adds->register_buffer(
+      "b", ops::to_device(ops::from_host(ctx, {8}, DType::kFloat32, cpu(0), b.data()), cuda(0)));
+  auto seq = std::make_shared<Sequential>(ctx);
+  seq->append(adds);
+  auto bn = std::make_shared<BatchNorm>(ctx, 1, 8, 1e-5, 0.1, cuda(0));
+  seq->append(bn);
+  DataParallelOptions o;
+  o.buffer_sync = BufferSync::kAverage;
+  DataParallel w(seq, {cuda(0), cuda(1), cuda(2)}, std::nullopt, 0, o);
+  const Tensor x = ops::uniform(ctx, {12, 8}, DType::kFloat32, cuda(0), -1.0, 1.0, 11);
+  for (int i = 0; i < 20; ++i) w.forward({x});
+  EXPECT_EQ(floats(adds->buffer("b")), b);
+  // The BatchNorm's statistics were written, and synced: no longer their initial zeros.
+  const std::vector<float> mean = floats(bn->buffer("running_mean"));
+  EXPECT_NE(mean, std::vector<float>(8, 0.0f));
+}
+
 }  // namespace
 }  // namespace dp
