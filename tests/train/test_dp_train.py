@@ -315,9 +315,8 @@ def test_one_device_reports_its_backward_time_too(dp_train, tmp_path):
     assert p.returncode == 0, p.stderr
     j = final_json(p)
     assert j["phases"]["backward"] > 0, j
-    # The backward of an MLP costs about what its forward does (twice the products).
-    assert j["phases"]["backward"] > 0.3 * j["phases"]["apply"], j
-    assert metrics(csv)[0]["backward_s"] > 0
+    # One epoch: the CSV's row and the JSON's total are the same figure (4 decimals).
+    assert abs(metrics(csv)[0]["backward_s"] - j["phases"]["backward"]) <= 1e-4, j
     summary = epoch_summaries(p.stdout)
     assert summary and summary[0]["phases"]["backward"] > 0, p.stdout
 
