@@ -10,17 +10,27 @@ namespace ops = dp::ops;
 
 namespace {
 
-// An argument's name in messages: "add: a", so that every error names the op.
-std::string arg(const char* op, const char* name) {
-  return std::string(op) + ": " + name;
+// Runs an op's argument checks; an error they raise gets the op's name in front ("add: a
+// is NULL"), so that every error names the op. The name is put together only then: a
+// call that succeeds builds no string.
+template <class F>
+decltype(auto) checking_args_of(const char* op, F&& checks) {
+  try {
+    return checks();
+  } catch (const dp::Error& e) {
+    throw dp::Error(e.code(), std::string(op) + ": " + e.what());
+  }
 }
 
 // One tensor in, one out.
 template <class F>
 dp_result unary(const char* op, const dp_tensor* x, dp_tensor** out, F&& f) {
   return guard([&] {
-    const dp::Tensor& t = unwrap(x, arg(op, "x").c_str());
-    out_ptr(out, arg(op, "out").c_str());
+    const dp::Tensor& t = checking_args_of(op, [&]() -> const dp::Tensor& {
+      const dp::Tensor& checked = unwrap(x, "x");
+      out_ptr(out, "out");
+      return checked;
+    });
     *out = wrap(f(t), x->ctx);
   });
 }
@@ -30,10 +40,14 @@ template <class F>
 dp_result binary(const char* op, const dp_tensor* a, const dp_tensor* b, dp_tensor** out,
                  const char* na, const char* nb, F&& f) {
   return guard([&] {
-    const dp::Tensor& ta = unwrap(a, arg(op, na).c_str());
-    const dp::Tensor& tb = unwrap(b, arg(op, nb).c_str());
-    out_ptr(out, arg(op, "out").c_str());
-    *out = wrap(f(ta, tb), a->ctx);
+    const dp::Tensor* ta = nullptr;
+    const dp::Tensor* tb = nullptr;
+    checking_args_of(op, [&] {
+      ta = &unwrap(a, na);
+      tb = &unwrap(b, nb);
+      out_ptr(out, "out");
+    });
+    *out = wrap(f(*ta, *tb), a->ctx);
   });
 }
 
@@ -107,7 +121,7 @@ dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight, const dp_ten
                        dp_tensor** out) {
   return binary("linear", x, weight, out, "x", "weight",
                 [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-                  return ops::linear(tx, tw, unwrap_optional(bias, arg("linear", "bias").c_str()));
+                  return ops::linear(tx, tw, unwrap_optional(bias, "linear: bias"));
                 });
 }
 dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out) {
@@ -123,8 +137,8 @@ dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight, const dp_ten
                        dp_tensor** out) {
   return binary("conv2d", x, weight, out, "x", "weight",
                 [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-                  return ops::conv2d(tx, tw, unwrap_optional(bias, arg("conv2d", "bias").c_str()),
-                                     stride_h, stride_w, pad_h, pad_w);
+                  return ops::conv2d(tx, tw, unwrap_optional(bias, "conv2d: bias"), stride_h,
+                                     stride_w, pad_h, pad_w);
                 });
 }
 dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
@@ -143,11 +157,10 @@ dp_result dp_op_batch_norm(const dp_tensor* x, const dp_tensor* weight, const dp
                            dp_tensor* running_mean, dp_tensor* running_var, int training,
                            double momentum, double eps, dp_tensor** out) {
   return unary("batch_norm", x, out, [&](const dp::Tensor& t) {
-    return ops::batch_norm(t, unwrap_optional(weight, arg("batch_norm", "weight").c_str()),
-                           unwrap_optional(bias, arg("batch_norm", "bias").c_str()),
-                           unwrap_optional(running_mean, arg("batch_norm", "running_mean").c_str()),
-                           unwrap_optional(running_var, arg("batch_norm", "running_var").c_str()),
-                           training != 0, momentum, eps);
+    return ops::batch_norm(
+        t, unwrap_optional(weight, "batch_norm: weight"), unwrap_optional(bias, "batch_norm: bias"),
+        unwrap_optional(running_mean, "batch_norm: running_mean"),
+        unwrap_optional(running_var, "batch_norm: running_var"), training != 0, momentum, eps);
   });
 }
 dp_result dp_op_dropout(const dp_tensor* x, double p, int training, uint64_t seed,
