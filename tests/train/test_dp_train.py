@@ -33,6 +33,12 @@ def run(dp_train, *args, timeout=300):
                           env=env)
 
 
+def start(dp_train, *args):
+    """dp-train in the background, as run() runs it (output piped), for tests that signal it."""
+    return subprocess.Popen([dp_train, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, DP_CPU_DEVICES="2"))
+
+
 def error_lines(proc):
     """The lines of stderr that dp-train's errors and notes start with its name."""
     return [l for l in proc.stderr.splitlines() if l.startswith("dp-train:")]
@@ -755,9 +761,7 @@ def test_an_unreadable_checkpoint_gives_one_line_naming_the_file_and_exit_2(
 
 def test_ctrl_c_before_the_first_checkpoint_says_none_was_written(dp_train, tmp_path):
     ck = tmp_path / "ck.safetensors"
-    env = dict(os.environ, DP_CPU_DEVICES="2")
-    proc = subprocess.Popen([dp_train, "--model", "cnn", "--epochs", "3", "--checkpoint", str(ck)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = start(dp_train, "--model", "cnn", "--epochs", "3", "--checkpoint", str(ck))
     deadline = time.time() + 60
     line = ""
     while "epoch 1/3" not in line and time.time() < deadline:  # training has begun
@@ -771,10 +775,8 @@ def test_ctrl_c_before_the_first_checkpoint_says_none_was_written(dp_train, tmp_
 
 def test_ctrl_c_keeps_the_last_complete_checkpoint(dp_train, tmp_path):
     ck = tmp_path / "ck.safetensors"
-    env = dict(os.environ, DP_CPU_DEVICES="2")
-    proc = subprocess.Popen([dp_train, "--model", "cnn", "--limit", "2048", "--epochs", "50",
-                             "--checkpoint", str(ck), "--quiet"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = start(dp_train, "--model", "cnn", "--limit", "2048", "--epochs", "50",
+                 "--checkpoint", str(ck), "--quiet")
     deadline = time.time() + 120
     while not ck.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -853,10 +855,8 @@ def test_ctrl_c_during_the_last_epochs_evaluation_exits_130(dp_train, tmp_path):
     # The flag was read before each batch only: Ctrl-C while the last epoch's test set was
     # evaluated (or its checkpoint written) let the run finish and exit 0.
     ck = tmp_path / "ck.safetensors"
-    env = dict(os.environ, DP_CPU_DEVICES="2")
-    proc = subprocess.Popen([dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1",
-                             "--checkpoint", str(ck), "--json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = start(dp_train, "--model", "cnn", "--limit", "256", "--epochs", "1",
+                 "--checkpoint", str(ck), "--json")
     deadline = time.time() + 60
     line = ""
     while "1/1 batches" not in line and time.time() < deadline:  # the evaluation starts
