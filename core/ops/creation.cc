@@ -77,7 +77,7 @@ Tensor host_generated(const std::shared_ptr<Context>& ctx, const Shape& shape, D
     fill(t.data());
     return t;
   }
-  std::vector<unsigned char> staging(n * dtype_size(dtype));
+  std::vector<unsigned char> staging(t.nbytes());
   fill(staging.data());
   host_transfer(t, staging.data(), false);
   return t;
