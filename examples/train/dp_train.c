@@ -334,10 +334,9 @@ static void check(dp_result r, const char* what) {
            : 1);
 }
 
-/* The library's messages: notes unless --quiet (user_data points at its flag), warnings
-   and errors always. */
+/* The library's warnings and errors (the context's default log level), --quiet or not. */
 static void on_log(void* user, dp_log_level level, const char* message) {
-  if (level < DP_LOG_WARNING && *(const int*)user) return;
+  (void)user;
   fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
 }
 
@@ -1008,7 +1007,6 @@ int main(int argc, char** argv) {
   dp_context_options co = DP_CONTEXT_OPTIONS_INIT;
   co.seed = o.seed;
   co.log_fn = on_log;
-  co.log_user_data = &o.quiet;
   dp_context* ctx = NULL;
   check(dp_context_create(&co, &ctx), "creating the devices");
   dp_device devices[MAX_DEVICES];
