@@ -165,29 +165,15 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
     out_ptr(outs, "outs");
     out_ptr(n_out, "n_out");
     DP_CHECK(x.ndim() > 0, kShapeMismatch, "input is a 0-dim tensor, which cannot be scattered");
-    const int d = dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
+    dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
     dp::parallel::ScatterOptions so;
     so.dim = dim;
     auto devs = to_devices(devices, n_devices, "devices");
     for (size_t i = 0; i < devs.size(); ++i) {
       x.context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
     }
-    DP_CHECK(!devs.empty(), kInvalidArgument,
-             "devices is empty (n_devices = 0): no devices to scatter to");
-    if (chunk_sizes) {
-      so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
-      // Checked here to name this function's argument (the pipeline speaks of inputs[0]).
-      int64_t sum = 0;
-      for (size_t i = 0; i < n_devices; ++i) {
-        DP_CHECK(chunk_sizes[i] >= 0, kInvalidArgument,
-                 "chunk_sizes[" << i << "] = " << chunk_sizes[i] << " is negative");
-        DP_CHECK(!__builtin_add_overflow(sum, chunk_sizes[i], &sum), kInvalidArgument,
-                 "chunk_sizes overflow int64 at chunk_sizes[" << i << "]");
-      }
-      DP_CHECK(sum == x.shape()[d], kInvalidArgument,
-               "chunk_sizes sum to " << sum << " but input has size " << x.shape()[d]
-                                     << " along dim " << dim);
-    }
+    if (chunk_sizes) so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
+    so.input_name = "input";  // the pipeline's checks name this function's argument
     auto scattered = dp::parallel::scatter_inputs({x}, {}, devs, so, nullptr);
     std::vector<dp::Tensor> pieces;
     for (auto& list : scattered.inputs) pieces.push_back(list[0]);

@@ -9,13 +9,18 @@ namespace dp::parallel {
 
 namespace {
 
+// Input `index` as errors name it (built only for a message).
+std::string input_label(const ScatterOptions& options, size_t index) {
+  return options.input_name.empty() ? "inputs[" + std::to_string(index) + "]" : options.input_name;
+}
+
 // The sizes each split input is cut into, and which devices they go to.
 std::vector<int64_t> sizes_for(const Tensor& x, int dim, const std::vector<Device>& devices,
-                               const std::vector<int64_t>& explicit_sizes, size_t index) {
+                               const ScatterOptions& options, size_t index) {
+  const std::vector<int64_t>& explicit_sizes = options.chunk_sizes;
   DP_CHECK(x.ndim() > 0, kShapeMismatch,
-           "inputs[" << index
-                     << "] is a 0-dim tensor, which cannot be scattered (mark it "
-                        "broadcast to copy it to every device)");
+           input_label(options, index) << " is a 0-dim tensor, which cannot be scattered (mark "
+                                          "it broadcast to copy it to every device)");
   const int64_t batch = x.shape()[dim];
   if (explicit_sizes.empty()) return comm::chunk_sizes(batch, static_cast<int64_t>(devices.size()));
   DP_CHECK(explicit_sizes.size() == devices.size(), kInvalidArgument,
@@ -30,8 +35,8 @@ std::vector<int64_t> sizes_for(const Tensor& x, int dim, const std::vector<Devic
         "chunk_sizes sum past 2^63 (at chunk_sizes[" << i << "] = " << explicit_sizes[i] << ")");
   }
   DP_CHECK(total == batch, kInvalidArgument,
-           "chunk_sizes sum to " << total << " but inputs[" << index << "] has size " << batch
-                                 << " along dim " << dim);
+           "chunk_sizes sum to " << total << " but " << input_label(options, index) << " has size "
+                                 << batch << " along dim " << dim);
   return explicit_sizes;
 }
 
@@ -67,7 +72,7 @@ ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
                           "broadcast to copy it to every device)");
     const std::string what = "dim (scattering inputs[" + std::to_string(i) + "])";
     const int dim = wrap_dim(options.dim, inputs[i].ndim(), what.c_str());
-    sizes[i] = sizes_for(inputs[i], dim, devices, options.chunk_sizes, i);
+    sizes[i] = sizes_for(inputs[i], dim, devices, options, i);
     replicas = std::min(replicas, sizes[i].size());
   }
   std::vector<size_t> used;  // indices into devices

@@ -18,6 +18,9 @@ struct ScatterOptions {
   // Empty: torch.chunk's sizes.
   std::vector<int64_t> chunk_sizes;
   bool alias_cpu = true;
+  // What errors call input i: "inputs[i]", or this name when set (dp_scatter's one input
+  // is its argument "input").
+  std::string input_name;
 };
 
 struct ScatteredInputs {
