@@ -3,11 +3,13 @@
 // and cuda_conv.cc.
 #include "cuda_backend.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
+#include <thread>
 
 #include "cuda_errors.h"
 #include "nccl_comm.h"
@@ -74,6 +76,18 @@ size_t conv_scratch_from_env() {
   return v > 0 ? static_cast<size_t>(v) : 0;
 }
 
+// DP_CUDA_COPY_LANES (1..64), else half the host's cores, 1 to 4 (cuda_copy.cc); a value
+// out of range is reported through `bad`.
+size_t copy_lanes_from_env(std::string* bad) {
+  if (const char* env = std::getenv("DP_CUDA_COPY_LANES"); env && *env) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end == '\0' && v >= 1 && v <= 64) return static_cast<size_t>(v);
+    *bad = env;
+  }
+  return std::clamp<size_t>(std::thread::hardware_concurrency() / 2, 1, 4);
+}
+
 // DP_CUDA_CONV; an unknown value is reported through `bad`.
 ConvEngine conv_engine_from_env(std::string* bad) {
   const char* env = std::getenv("DP_CUDA_CONV");
@@ -108,13 +122,20 @@ ConvEngine usable_conv_engine(ConvEngine e, std::string* text) {
 
 CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, bool allow_tf32)
     : host_(host), allow_tf32_(allow_tf32), conv_scratch_bytes_(conv_scratch_from_env()) {
-  std::string bad_engine, engine_text;
+  std::string bad_engine, engine_text, bad_lanes;
   conv_engine_ = usable_conv_engine(conv_engine_from_env(&bad_engine), &engine_text);
+  copy_lanes_ = copy_lanes_from_env(&bad_lanes);
   if (!bad_engine.empty() && host_.log) {
     host_.log(
         host_.log_state, 2 /* DP_LOG_WARNING */,
         ("DP_CUDA_CONV=" + bad_engine + " is none of im2col, cudnn, cudnn-benchmark: using cudnn")
             .c_str());
+  }
+  if (!bad_lanes.empty() && host_.log) {
+    host_.log(host_.log_state, 2 /* DP_LOG_WARNING */,
+              ("DP_CUDA_COPY_LANES=" + bad_lanes + " is not a whole number from 1 to 64: using " +
+               std::to_string(copy_lanes_))
+                  .c_str());
   }
   try {
     int physical = 0;
@@ -225,10 +246,7 @@ void CudaBackend::release_all() noexcept {
     d->blas.reset();
     if (d->error_claim) cudaFree(d->error_claim);
     if (d->error_record) cudaFreeHost(d->error_record);
-    for (int i = 0; i < 2; ++i) {
-      if (d->staging.slot[i]) cudaFreeHost(d->staging.slot[i]);
-      if (d->staging.done[i]) cudaEventDestroy(d->staging.done[i]);
-    }
+    for (CudaDevice::StagingLane& lane : d->staging.lanes) free_staging_lane(lane);
     if (d->pool) cudaMemPoolDestroy(d->pool);
     if (d->copy) cudaStreamDestroy(d->copy);
     if (d->compute) cudaStreamDestroy(d->compute);

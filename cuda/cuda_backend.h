@@ -54,12 +54,18 @@ struct CudaDevice {
   DataError* error_record = nullptr;      // mapped page-locked host memory
   DataError* error_record_dev = nullptr;  // its address on the device
 
-  // Page-locked staging for copies from pageable host memory to this device: the host
-  // fills one slot while the DMA engine empties the other (cuda_copy.cc).
-  struct Staging {
-    std::mutex mu;  // copies may come from the worker of either end of the copy
+  // Page-locked staging for large copies between pageable host memory and this device
+  // (cuda_copy.cc). A copy's pieces are shared among lanes, each run by a thread of its
+  // own with two slots and a stream: the thread fills or empties one slot while the DMA
+  // engine works on the other.
+  struct StagingLane {
+    cudaStream_t stream = nullptr;
     void* slot[2] = {nullptr, nullptr};
     cudaEvent_t done[2] = {nullptr, nullptr};  // recorded after the last DMA of each slot
+  };
+  struct Staging {
+    std::mutex mu;  // one staged copy at a time; it may come from either end's worker
+    std::vector<StagingLane> lanes;  // made on first use, as many as a copy has needed
   } staging;
 
   // Worker-thread state: only the device's worker touches it.
@@ -73,6 +79,10 @@ struct CudaDevice {
     return {error_claim, error_record_dev};
   }
 };
+
+// Waits for a staging lane's DMAs, then frees its slots, events and stream (any that
+// exist) and empties it (cuda_copy.cc).
+void free_staging_lane(CudaDevice::StagingLane& lane) noexcept;
 
 // CUDA events of one GPU, reused: an event may be recorded again as soon as the waits on
 // its previous record are queued.
@@ -178,10 +188,14 @@ class CudaBackend final : public Backend {
                    const std::string& where);
   void copy_host_to_device(CudaDevice& d, void* dst, size_t dst_pitch, const void* src,
                            size_t src_pitch, size_t row_bytes, size_t rows);
-  // Allocates d's staging slots on first use; false when page-locked memory is short.
-  bool ensure_staging(CudaDevice& d);
-  // Slot i of d's staging, once the DMA that last used it is done.
-  char* staging_slot(CudaDevice& d, int i);
+  // Lanes for a staged copy of `bytes` (at most copy_lanes_, one per kLaneBytes), made
+  // on first use: how many d has now, 0 when page-locked memory is short. Holds
+  // d.staging.mu.
+  size_t ensure_lanes(CudaDevice& d, size_t bytes);
+  // A copy between pageable host memory and d through d's staging lanes (d.staging.mu
+  // held). The caller's thread runs lane 0, one thread each the others.
+  void staged_copy(CudaDevice& d, size_t lanes, bool to_device, char* dst, size_t dst_pitch,
+                   const char* src, size_t src_pitch, size_t row_bytes, size_t rows);
   void copy_device_to_host(CudaDevice& s, void* dst, size_t dst_pitch, const void* src,
                            size_t src_pitch, size_t row_bytes, size_t rows);
   void copy_device_to_device(CudaDevice& exec, CudaDevice& d, void* dst, size_t dst_pitch,
@@ -196,6 +210,9 @@ class CudaBackend final : public Backend {
   // DP_CUDA_CONV_SCRATCH_BYTES (0: not set): the most memory one convolution call may
   // take for temporaries. See im2col_budget and cudnn_workspace_limit.
   size_t conv_scratch_bytes_;
+  // DP_CUDA_COPY_LANES: the most lanes (host threads) one staged copy uses; default half
+  // the host's cores, at most 4.
+  size_t copy_lanes_;
   // Bytes of im2col temporaries per call (default 256 MiB); larger batches run in chunks
   // of images. The tests make it small to cover the chunked path.
   size_t im2col_budget() const;

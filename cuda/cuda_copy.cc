@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "cuda_backend.h"
@@ -45,12 +47,22 @@ bool is_page_locked(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
-// Copies from pageable host memory of at least kStagedMin bytes go through the device's
-// two page-locked slots of kSlotBytes (CudaDevice::Staging): the host fills one slot
-// while the DMA engine empties the other. For a 1 GiB scatter this ran at 14 GB/s where
-// the driver's own staging of pageable memory (cudaMemcpy) ran at 7.6 (H200).
+// Copies of at least kStagedMin bytes between pageable host memory and a device go
+// through the device's page-locked staging lanes (CudaDevice::Staging): each lane is a
+// host thread with two slots of kSlotBytes and a stream of its own, and fills (or
+// empties) one slot while the DMA engine works on the other. The host's copy into or out
+// of the slots sets the pace, and it scales with the lanes where the driver's staging of
+// pageable memory does not (a gather through the driver from two threads ran no faster
+// than one cudaMemcpy). 1 GiB scattered from the host to two logical devices of an H200
+// and gathered back (16-core host, `DP_CUDA_COPY_LANES=N dp_gpu_bench --only copy`, three
+// rounds): 20 / 18 GB/s with one lane per device, 38 / 35 with two, 50 / 49 with four,
+// 47 / 43 with eight; cudaMemcpy of pageable memory ran at 9.5 / 18.
+// A copy gets a lane per kLaneBytes, at most copy_lanes_ (DP_CUDA_COPY_LANES). Copies to
+// a device are staged from one lane on; copies to the host from two, as one lane is no
+// faster than the driver.
 constexpr size_t kSlotBytes = size_t{8} << 20;
 constexpr size_t kStagedMin = size_t{1} << 20;
+constexpr size_t kLaneBytes = size_t{16} << 20;
 
 // Part of a staged copy: `rows` rows of `bytes` each, packed back to back in a slot.
 struct Piece {
@@ -125,61 +137,154 @@ void CudaBackend::copy_2d(Device exec, Device dst_dev, void* dst, size_t dst_pit
                         *devices_[src_dev.index], src, src_pitch, row_bytes, rows);
 }
 
-bool CudaBackend::ensure_staging(CudaDevice& d) {
-  CudaDevice::Staging& st = d.staging;
-  if (st.slot[1] != nullptr) return true;
-  DeviceGuard guard(d.gpu);  // the events belong to the device whose copy stream records them
+void free_staging_lane(CudaDevice::StagingLane& lane) noexcept {
+  if (lane.stream) cudaStreamSynchronize(lane.stream);
   for (int i = 0; i < 2; ++i) {
-    if (st.done[i] == nullptr) {
-      check_cuda(host_, d.where, cudaEventCreateWithFlags(&st.done[i], cudaEventDisableTiming),
-                 "cudaEventCreateWithFlags (staging)");
-    }
-    if (st.slot[i] == nullptr &&
-        cudaHostAlloc(&st.slot[i], kSlotBytes, cudaHostAllocPortable) != cudaSuccess) {
-      // Page-locked memory is a limited resource: copy without staging instead.
-      (void)cudaGetLastError();
-      st.slot[i] = nullptr;
-      return false;
-    }
+    if (lane.slot[i]) cudaFreeHost(lane.slot[i]);
+    if (lane.done[i]) cudaEventDestroy(lane.done[i]);
   }
-  return true;
+  if (lane.stream) cudaStreamDestroy(lane.stream);
+  lane = {};
 }
 
-char* CudaBackend::staging_slot(CudaDevice& d, int i) {
-  check_cuda(host_, d.where, cudaEventSynchronize(d.staging.done[i]),
-             "cudaEventSynchronize (staging buffer)");
-  return static_cast<char*>(d.staging.slot[i]);
+size_t CudaBackend::ensure_lanes(CudaDevice& d, size_t bytes) {
+  const size_t want = std::clamp<size_t>(bytes / kLaneBytes, 1, copy_lanes_);
+  std::vector<CudaDevice::StagingLane>& lanes = d.staging.lanes;
+  if (lanes.size() >= want) return want;
+  lanes.reserve(want);
+  DeviceGuard guard(d.gpu);  // the streams, events and slots belong to d's GPU
+  while (lanes.size() < want) {
+    CudaDevice::StagingLane lane;
+    bool ok = cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking) == cudaSuccess;
+    for (int i = 0; ok && i < 2; ++i) {
+      ok = cudaEventCreateWithFlags(&lane.done[i], cudaEventDisableTiming) == cudaSuccess &&
+           cudaHostAlloc(&lane.slot[i], kSlotBytes, cudaHostAllocPortable) == cudaSuccess;
+    }
+    if (!ok) {
+      // Page-locked memory is a limited resource: copy with the lanes there are, or
+      // without staging.
+      (void)cudaGetLastError();
+      free_staging_lane(lane);
+      break;
+    }
+    lanes.push_back(lane);
+  }
+  return std::min(want, lanes.size());
+}
+
+void CudaBackend::staged_copy(CudaDevice& d, size_t lanes, bool to_device, char* dst,
+                              size_t dst_pitch, const char* src, size_t src_pitch, size_t row_bytes,
+                              size_t rows) {
+  const std::vector<Piece> pieces = pieces_of(dst_pitch, src_pitch, row_bytes, rows);
+  lanes = std::min(lanes, pieces.size());
+  // The copy waits for the work queued on d so far: a copy to the device writes memory
+  // allocated or last used there, a copy to the host reads what d's kernels make.
+  for (size_t l = 0; l < lanes; ++l) {
+    stream_wait(d, d.compute, d.staging.lanes[l].stream, d.where);
+  }
+  const std::string what =
+      to_device ? "cudaMemcpyAsync host to device of " : "cudaMemcpyAsync device to host of ";
+  // Lane l moves a contiguous share of the pieces, alternating between its two slots.
+  auto run_lane = [&](size_t l) {
+    DeviceGuard guard(d.gpu);
+    CudaDevice::StagingLane& lane = d.staging.lanes[l];
+    const size_t begin = pieces.size() * l / lanes, end = pieces.size() * (l + 1) / lanes;
+    auto slot_of = [&](size_t k) { return static_cast<int>((k - begin) & 1); };
+    auto wait_slot = [&](int i) {  // free once the DMA that last used it is done
+      check_cuda(host_, d.where, cudaEventSynchronize(lane.done[i]),
+                 "cudaEventSynchronize (staging slot)");
+    };
+    auto dma = [&](size_t k) {
+      const Piece& p = pieces[k];
+      const int i = slot_of(k);
+      char* slot = static_cast<char*>(lane.slot[i]);
+      check_cuda(host_, d.where,
+                 to_device ? memcpy_2d(dst + p.dst_offset, dst_pitch, slot, p.bytes, p.bytes,
+                                       p.rows, cudaMemcpyHostToDevice, lane.stream)
+                           : memcpy_2d(slot, p.bytes, src + p.src_offset, src_pitch, p.bytes,
+                                       p.rows, cudaMemcpyDeviceToHost, lane.stream),
+                 what + bytes_text(p.bytes, p.rows) + " (staged)");
+      check_cuda(host_, d.where, cudaEventRecord(lane.done[i], lane.stream),
+                 "cudaEventRecord (staging slot)");
+    };
+    if (to_device) {
+      for (size_t k = begin; k < end; ++k) {
+        const Piece& p = pieces[k];
+        wait_slot(slot_of(k));
+        char* slot = static_cast<char*>(lane.slot[slot_of(k)]);
+        for (size_t r = 0; r < p.rows; ++r) {
+          std::memcpy(slot + r * p.bytes, src + p.src_offset + r * src_pitch, p.bytes);
+        }
+        dma(k);
+      }
+      return;
+    }
+    for (size_t k = begin; k < end && k < begin + 2; ++k) {
+      wait_slot(slot_of(k));
+      dma(k);
+    }
+    for (size_t k = begin; k < end; ++k) {
+      const Piece& p = pieces[k];
+      wait_slot(slot_of(k));
+      const char* slot = static_cast<const char*>(lane.slot[slot_of(k)]);
+      for (size_t r = 0; r < p.rows; ++r) {
+        std::memcpy(dst + p.dst_offset + r * dst_pitch, slot + r * p.bytes, p.bytes);
+      }
+      if (k + 2 < end) dma(k + 2);
+    }
+  };
+
+  // Lanes 1.. on threads of their own (those that cannot be started run on the caller's
+  // thread after lane 0); every thread is joined before anything is raised.
+  std::vector<std::exception_ptr> errors(lanes);
+  auto run_catching = [&](size_t l) {
+    try {
+      run_lane(l);
+    } catch (...) {
+      errors[l] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> helpers;
+  size_t on_helpers = 1;  // lanes [1, on_helpers) run on helpers
+  try {
+    helpers.reserve(lanes - 1);
+    for (size_t l = 1; l < lanes; ++l) {
+      helpers.emplace_back(run_catching, l);
+      on_helpers = l + 1;
+    }
+  } catch (...) {
+    // No thread to be had: the caller runs the rest.
+  }
+  run_catching(0);
+  for (size_t l = on_helpers; l < lanes; ++l) run_catching(l);
+  for (std::thread& t : helpers) t.join();
+  if (to_device) {
+    // Whatever is queued on d later (a kernel reading dst, its free) waits for the DMAs.
+    try {
+      for (size_t l = 0; l < lanes; ++l) {
+        stream_wait(d, d.staging.lanes[l].stream, d.compute, d.where);
+      }
+    } catch (...) {
+      errors.push_back(std::current_exception());
+    }
+  }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 void CudaBackend::copy_host_to_device(CudaDevice& d, void* dst, size_t dst_pitch, const void* src,
                                       size_t src_pitch, size_t row_bytes, size_t rows) {
-  stream_wait(d, d.compute, d.copy, d.where);  // dst was allocated or last used there
   const bool page_locked = is_page_locked(src);
   if (!page_locked && row_bytes * rows >= kStagedMin) {
     std::lock_guard<std::mutex> lock(d.staging.mu);
-    if (ensure_staging(d)) {
-      DeviceGuard guard(d.gpu);
-      int i = 0;
-      for (const Piece& p : pieces_of(dst_pitch, src_pitch, row_bytes, rows)) {
-        char* slot = staging_slot(d, i);  // free once the DMA two pieces back is done
-        for (size_t r = 0; r < p.rows; ++r) {
-          std::memcpy(slot + r * p.bytes,
-                      static_cast<const char*>(src) + p.src_offset + r * src_pitch, p.bytes);
-        }
-        check_cuda(
-            host_, d.where,
-            memcpy_2d(static_cast<char*>(dst) + p.dst_offset, dst_pitch, slot, p.bytes, p.bytes,
-                      p.rows, cudaMemcpyHostToDevice, d.copy),
-            "cudaMemcpyAsync host to device of " + bytes_text(p.bytes, p.rows) + " (staged)");
-        check_cuda(host_, d.where, cudaEventRecord(d.staging.done[i], d.copy),
-                   "cudaEventRecord (staging)");
-        i ^= 1;
-      }
-      // src has been read in full: the caller may free it as soon as this returns.
-      stream_wait(d, d.copy, d.compute, d.where);
-      return;
+    if (const size_t lanes = ensure_lanes(d, row_bytes * rows); lanes > 0) {
+      // src has been read in full when this returns: the caller may free it.
+      return staged_copy(d, lanes, true, static_cast<char*>(dst), dst_pitch,
+                         static_cast<const char*>(src), src_pitch, row_bytes, rows);
     }
   }
+  stream_wait(d, d.compute, d.copy, d.where);  // dst was allocated or last used there
   check_cuda(
       host_, d.where,
       memcpy_2d(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyHostToDevice, d.copy),
@@ -195,10 +300,18 @@ void CudaBackend::copy_host_to_device(CudaDevice& d, void* dst, size_t dst_pitch
 
 void CudaBackend::copy_device_to_host(CudaDevice& s, void* dst, size_t dst_pitch, const void* src,
                                       size_t src_pitch, size_t row_bytes, size_t rows) {
+  if (row_bytes * rows >= 2 * kLaneBytes && copy_lanes_ >= 2 && !is_page_locked(dst)) {
+    std::lock_guard<std::mutex> lock(s.staging.mu);
+    if (const size_t lanes = ensure_lanes(s, row_bytes * rows); lanes >= 2) {
+      staged_copy(s, lanes, false, static_cast<char*>(dst), dst_pitch,
+                  static_cast<const char*>(src), src_pitch, row_bytes, rows);
+      check_data_errors();
+      return;
+    }
+  }
+  // Straight to pageable memory through the driver's own staging, or to page-locked
+  // memory by DMA.
   stream_wait(s, s.compute, s.copy, s.where);  // the kernels that produce src
-  // Straight to pageable memory: the driver's own staging measured faster here than
-  // staging through our slots (13.9 against 11.2 GB/s for a 1 GiB gather on an H200,
-  // dp_gpu_bench --only copy), as the unpacking copy on the host is the bottleneck.
   check_cuda(
       host_, s.where,
       memcpy_2d(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToHost, s.copy),

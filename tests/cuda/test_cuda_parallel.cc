@@ -2,6 +2,7 @@
 // (DP_CUDA_DEVICES=0,0,0) matches the single-device run, the single CUDA run matches the
 // CPU, and scatter, gather, broadcast and reduce move the right values between CUDA
 // devices and the host. NCCL collectives are checked when two GPUs exist.
+#include <algorithm>
 #include <random>
 
 #include "../core/test_models.h"
@@ -136,23 +137,42 @@ TEST(CudaDataParallelComm, ScatterFromTheHostAndGatherBackRestoreTheTensor) {
   EXPECT_EQ(floats(comm::gather(chunks, cpu(0), 0)), v);
 }
 
-// Copies of 1 MiB and more between pageable host memory and a device go through the
-// device's page-locked staging slots (8 MiB each): contiguous runs longer than a slot,
-// strided rows packed several to a slot, and strided rows longer than a slot.
-TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValue) {
-  auto ctx = make_context("0,0");
-  DP_SKIP_WITHOUT_CUDA(ctx, 2);
-  struct Case {
-    Shape shape;
-    std::vector<int64_t> sizes;
-    int dim;
-  };
-  const std::vector<Case> cases = {
-      {{5000, 1001}, {2600, 2400}, 0},        // contiguous, 10 MB per chunk: two slots and a bit
-      {{4097, 1000}, {600, 400}, 1},          // 2400- and 1600-byte rows, many per slot
-      {{3, 5000000}, {2500001, 2499999}, 1},  // 10 MB rows, longer than a slot
-  };
-  for (const Case& c : cases) {
+// A device tensor's values, read in pieces under 1 MiB, which never take the staged path.
+std::vector<float> floats_in_small_pieces(const Tensor& t) {
+  constexpr int64_t kPiece = 200000;  // 800 KB of float32
+  std::vector<int64_t> sizes;
+  for (int64_t left = t.numel(); left > 0; left -= kPiece) sizes.push_back(std::min(kPiece, left));
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  size_t at = 0;
+  for (const Tensor& piece : ops::split(ops::reshape(t, {t.numel()}), sizes, 0)) {
+    ops::to_host(piece, out.data() + at);
+    at += static_cast<size_t>(piece.numel());
+  }
+  return out;
+}
+
+// Equal element for element, naming the first that differs (not printing millions).
+void expect_same_floats(const std::vector<float>& got, const std::vector<float>& want,
+                        const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const auto diff = std::mismatch(got.begin(), got.end(), want.begin());
+  EXPECT_TRUE(diff.first == got.end()) << what << ": element " << (diff.first - got.begin())
+                                       << " is " << *diff.first << ", not " << *diff.second;
+}
+
+// A host tensor of `shape` split into `sizes` along `dim`, for the staged-copy tests.
+struct StagedCase {
+  Shape shape;
+  std::vector<int64_t> sizes;
+  int dim;
+};
+
+// Each case's host tensor scattered over cuda:0 and cuda:1 and gathered back, and its
+// host pieces concatenated on cuda:1: every value must survive. Device tensors are read
+// back in pieces under 1 MiB, unstaged, so each direction is checked on its own.
+void expect_staged_round_trips(const std::shared_ptr<Context>& ctx,
+                               const std::vector<StagedCase>& cases) {
+  for (const StagedCase& c : cases) {
     SCOPED_TRACE(shape_str(c.shape) + " split along dim " + std::to_string(c.dim));
     std::vector<float> v(static_cast<size_t>(c.shape[0] * c.shape[1]));
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 16777213);
@@ -160,12 +180,61 @@ TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValu
     auto chunks = comm::scatter(x, {cuda(0), cuda(1)}, c.sizes, c.dim, true);
     ASSERT_EQ(chunks.size(), 2u);
     const std::vector<Tensor> host_pieces = ops::split(x, c.sizes, c.dim);
-    EXPECT_EQ(floats(chunks[1]), floats(host_pieces[1]));
-    // Device to host into rows of the host tensor (strided along dim 1).
-    EXPECT_EQ(floats(comm::gather(chunks, cpu(1), c.dim)), v);
+    for (size_t k = 0; k < 2; ++k) {  // host to device, from rows of the host tensor
+      expect_same_floats(floats_in_small_pieces(chunks[k]), floats(host_pieces[k]),
+                         "chunk " + std::to_string(k) + " on its device");
+    }
+    // Device to host into rows of the host tensor.
+    expect_same_floats(floats(comm::gather(chunks, cpu(1), c.dim)), v, "the gathered whole");
     // Host to device into rows of a device tensor.
-    EXPECT_EQ(floats(ops::cat(host_pieces, c.dim, cuda(1))), v);
+    expect_same_floats(floats_in_small_pieces(ops::cat(host_pieces, c.dim, cuda(1))), v,
+                       "the pieces concatenated on cuda:1");
   }
+}
+
+// Copies of 1 MiB and more between pageable host memory and a device go through the
+// device's page-locked staging slots (8 MiB each), here with one lane (a copy under
+// 32 MiB): contiguous runs longer than a slot, strided rows packed several to a slot, and
+// strided rows longer than a slot.
+TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValue) {
+  auto ctx = make_context("0,0");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  expect_staged_round_trips(
+      ctx, {
+               {{5000, 1001}, {2600, 2400}, 0},  // contiguous, 10 MB per chunk: two slots and a bit
+               {{4097, 1000}, {600, 400}, 1},    // 2400- and 1600-byte rows, many per slot
+               {{3, 5000000}, {2500001, 2499999}, 1},  // 10 MB rows, longer than a slot
+           });
+}
+
+// Copies of 32 MiB and more are shared among several staging lanes, each a host thread
+// with slots of its own (DP_CUDA_COPY_LANES sets the most; one lane per 16 MiB): here four
+// lanes each way.
+TEST(CudaDataParallelComm, CopiesSharedAmongStagingLanesRestoreEveryValue) {
+  setenv("DP_CUDA_COPY_LANES", "4", 1);
+  auto ctx = make_context("0,0");
+  unsetenv("DP_CUDA_COPY_LANES");
+  DP_SKIP_WITHOUT_CUDA(ctx, 2);
+  expect_staged_round_trips(
+      ctx, {
+               {{32801, 1024}, {16401, 16400}, 0},      // contiguous, 67 MB per chunk
+               {{4100, 8192}, {4097, 4095}, 1},         // 16 KB rows, 511 to a slot
+               {{3, 11000000}, {5500001, 5499999}, 1},  // 22 MB rows, three slots' worth each
+           });
+}
+
+TEST(CudaDataParallelComm, ABadDpCudaCopyLanesIsNamedInAWarningAndTheDefaultUsed) {
+  auto log = std::make_shared<cuda_test::LogRecord>();
+  setenv("DP_CUDA_COPY_LANES", "0", 1);
+  auto ctx = make_context("0", 2, log);
+  unsetenv("DP_CUDA_COPY_LANES");
+  DP_SKIP_WITHOUT_CUDA(ctx, 1);
+  std::lock_guard<std::mutex> lock(log->mu);
+  const bool warned = std::any_of(log->lines.begin(), log->lines.end(), [](const auto& line) {
+    return line.find("DP_CUDA_COPY_LANES=0 is not a whole number from 1 to 64: using ") !=
+           std::string::npos;
+  });
+  EXPECT_TRUE(warned) << "no warning names DP_CUDA_COPY_LANES=0";
 }
 
 TEST(CudaDataParallelComm, BroadcastCopiesBucketsToEveryDeviceAndTheHost) {
