@@ -142,16 +142,23 @@ TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateChunkOnTheCaller
   const auto batch = testing_util::make_batches(ctx, false, 1, 64)[0];
   trace::name_thread("caller");
 
+  // The caller runs cpu:0's work itself while that worker is idle, and the optimizer's
+  // first chunk only while it sleeps, which it does once it has spun DP_SPIN_US with
+  // nothing to do. A worker not yet asleep may hold its execution lock for a moment (a
+  // loaded machine can preempt it right there), and the work then goes to its thread:
+  // each phase starts once the worker sleeps.
+  auto wait_until_cpu0_sleeps = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!ctx->worker(cpu(0)).asleep() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return ctx->worker(cpu(0)).asleep();
+  };
   trace::start(path);
   const Tensor out = model->forward({batch.x})[0];
+  ASSERT_TRUE(wait_until_cpu0_sleeps());
   backward({ops::cross_entropy(out, batch.y)}, {});
-  // The optimizer runs as cpu:0 on the caller when that worker sleeps, which it does once
-  // it has spun DP_SPIN_US with nothing to do (nothing in this step went to it).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!ctx->worker(cpu(0)).asleep() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ASSERT_TRUE(ctx->worker(cpu(0)).asleep());
+  ASSERT_TRUE(wait_until_cpu0_sleeps());
   opt.step();
   ASSERT_TRUE(trace::stop());
 
