@@ -60,6 +60,19 @@ bool inside(const Span& inner, const Span& outer) {
   return inner.begin >= outer.begin && inner.end <= outer.end;
 }
 
+// Waits (up to 30 s) for the worker to sleep, which it does once it has spun DP_SPIN_US
+// with nothing to do. The caller runs an idle worker's work itself, but a worker on its
+// way to sleep holds its execution lock for a moment, and if a loaded machine preempts it
+// right there the work goes to its thread: the tests that check who ran what start each
+// phase once the worker sleeps.
+bool sleeps(const Worker& w) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!w.asleep() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return w.asleep();
+}
+
 TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
   const std::string path = ::testing::TempDir() + "dp_trace_test.json";
   std::remove(path.c_str());
@@ -71,7 +84,9 @@ TEST(Trace, ATrainingStepShowsEachPhaseOnTheThreadThatRanIt) {
   trace::name_thread("caller");
 
   trace::start(path);
+  ASSERT_TRUE(sleeps(ctx->worker(cpu(0))));
   const Tensor out = wrapper.forward({batch.x})[0];
+  ASSERT_TRUE(sleeps(ctx->worker(cpu(0))));
   backward({ops::cross_entropy(out, batch.y)}, {});
   opt.step();
   ASSERT_TRUE(trace::stop());
@@ -142,23 +157,12 @@ TEST(Trace, AStepOnOneIdleCpuDeviceRunsItsBackwardAndFirstUpdateChunkOnTheCaller
   const auto batch = testing_util::make_batches(ctx, false, 1, 64)[0];
   trace::name_thread("caller");
 
-  // The caller runs cpu:0's work itself while that worker is idle, and the optimizer's
-  // first chunk only while it sleeps, which it does once it has spun DP_SPIN_US with
-  // nothing to do. A worker not yet asleep may hold its execution lock for a moment (a
-  // loaded machine can preempt it right there), and the work then goes to its thread:
-  // each phase starts once the worker sleeps.
-  auto wait_until_cpu0_sleeps = [&] {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!ctx->worker(cpu(0)).asleep() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return ctx->worker(cpu(0)).asleep();
-  };
+  // The optimizer's first chunk runs on the caller only while cpu:0's worker sleeps.
   trace::start(path);
   const Tensor out = model->forward({batch.x})[0];
-  ASSERT_TRUE(wait_until_cpu0_sleeps());
+  ASSERT_TRUE(sleeps(ctx->worker(cpu(0))));
   backward({ops::cross_entropy(out, batch.y)}, {});
-  ASSERT_TRUE(wait_until_cpu0_sleeps());
+  ASSERT_TRUE(sleeps(ctx->worker(cpu(0))));
   opt.step();
   ASSERT_TRUE(trace::stop());
 
