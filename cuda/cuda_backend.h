@@ -3,7 +3,8 @@
 //
 // Per logical device: a compute stream (every kernel and every product), a copy stream
 // (host<->device and device<->device copies, ordered against the compute streams with
-// events), a memory pool for cudaMallocFromPoolAsync, and, created on the device's worker
+// events; large copies from and to pageable memory run on staging lanes, each a stream
+// of its own), a memory pool for cudaMallocFromPoolAsync, and, created on the device's worker
 // thread, a cuBLASLt handle with its workspace. Everything is asynchronous: a kernel call
 // returns once its work is queued; copies to the host, synchronize() and the collectives
 // are the points where the host waits.
@@ -16,6 +17,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -66,6 +68,7 @@ struct CudaDevice {
   struct Staging {
     std::mutex mu;  // one staged copy at a time; it may come from either end's worker
     std::vector<StagingLane> lanes;  // made on first use, as many as a copy has needed
+    size_t limit = SIZE_MAX;         // lanes.size() once page-locked memory ran short
   } staging;
 
   // Worker-thread state: only the device's worker touches it.

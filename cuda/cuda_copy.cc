@@ -1,8 +1,9 @@
 // Copies between the host and CUDA devices and between CUDA devices. They run on the copy
-// stream of the device whose worker executes them, ordered against the compute streams
-// of both ends with events: the copy waits for the work queued on them so far, and they
-// wait for the copy before anything queued after it (a kernel reading the data, a free
-// of the source).
+// stream of the device whose worker executes them, or, staged through page-locked memory,
+// on that device's staging lanes' streams, ordered against the compute streams of both
+// ends with events: the copy waits for the work queued on them so far, and they wait for
+// the copy before anything queued after it (a kernel reading the data, a free of the
+// source), unless the host has waited for the copy to finish.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -148,28 +149,45 @@ void free_staging_lane(CudaDevice::StagingLane& lane) noexcept {
 }
 
 size_t CudaBackend::ensure_lanes(CudaDevice& d, size_t bytes) {
-  const size_t want = std::clamp<size_t>(bytes / kLaneBytes, 1, copy_lanes_);
-  std::vector<CudaDevice::StagingLane>& lanes = d.staging.lanes;
-  if (lanes.size() >= want) return want;
-  lanes.reserve(want);
+  CudaDevice::Staging& st = d.staging;
+  const size_t want = std::min(std::clamp<size_t>(bytes / kLaneBytes, 1, copy_lanes_), st.limit);
+  if (st.lanes.size() >= want) return want;
+  st.lanes.reserve(want);
   DeviceGuard guard(d.gpu);  // the streams, events and slots belong to d's GPU
-  while (lanes.size() < want) {
+  const size_t had = st.lanes.size();
+  std::string failure;
+  while (st.lanes.size() < want) {
     CudaDevice::StagingLane lane;
-    bool ok = cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking) == cudaSuccess;
-    for (int i = 0; ok && i < 2; ++i) {
-      ok = cudaEventCreateWithFlags(&lane.done[i], cudaEventDisableTiming) == cudaSuccess &&
-           cudaHostAlloc(&lane.slot[i], kSlotBytes, cudaHostAllocPortable) == cudaSuccess;
+    cudaError_t e = cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking);
+    for (int i = 0; e == cudaSuccess && i < 2; ++i) {
+      e = cudaEventCreateWithFlags(&lane.done[i], cudaEventDisableTiming);
+      if (e == cudaSuccess) e = cudaHostAlloc(&lane.slot[i], kSlotBytes, cudaHostAllocPortable);
     }
-    if (!ok) {
+    if (e != cudaSuccess) {
       // Page-locked memory is a limited resource: copy with the lanes there are, or
-      // without staging.
+      // without staging, and do not ask again.
+      failure = cudaGetErrorString(e);
       (void)cudaGetLastError();
       free_staging_lane(lane);
+      st.limit = st.lanes.size();
       break;
     }
-    lanes.push_back(lane);
+    st.lanes.push_back(lane);
   }
-  return std::min(want, lanes.size());
+  if (host_.log && st.lanes.size() > had) {
+    const std::string msg = d.where + ": " + std::to_string(st.lanes.size()) +
+                            " staging lanes for copies to and from pageable memory (" +
+                            std::to_string(st.lanes.size() * 2 * (kSlotBytes >> 20)) +
+                            " MiB page-locked)";
+    host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
+  }
+  if (host_.log && !failure.empty()) {
+    const std::string msg = d.where + ": no page-locked memory for staging lane " +
+                            std::to_string(st.lanes.size() + 1) + " (" + failure +
+                            "): copies use " + std::to_string(st.lanes.size()) + " from now on";
+    host_.log(host_.log_state, 2 /* DP_LOG_WARNING */, msg.c_str());
+  }
+  return std::min(want, st.lanes.size());
 }
 
 void CudaBackend::staged_copy(CudaDevice& d, size_t lanes, bool to_device, char* dst,
@@ -258,6 +276,12 @@ void CudaBackend::staged_copy(CudaDevice& d, size_t lanes, bool to_device, char*
   run_catching(0);
   for (size_t l = on_helpers; l < lanes; ++l) run_catching(l);
   for (std::thread& t : helpers) t.join();
+  if (std::any_of(errors.begin(), errors.end(), [](const auto& e) { return e != nullptr; })) {
+    // A lane that failed may have left DMAs in flight, reading memory the caller is about
+    // to free or writing a slot whose event does not cover them: wait them out.
+    for (size_t l = 0; l < lanes; ++l) (void)cudaStreamSynchronize(d.staging.lanes[l].stream);
+    (void)cudaGetLastError();
+  }
   if (to_device) {
     // Whatever is queued on d later (a kernel reading dst, its free) waits for the DMAs.
     try {

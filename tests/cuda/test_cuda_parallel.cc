@@ -4,6 +4,7 @@
 // devices and the host. NCCL collectives are checked when two GPUs exist.
 #include <algorithm>
 #include <random>
+#include <thread>
 
 #include "../core/test_models.h"
 #include "autograd/engine.h"
@@ -192,10 +193,10 @@ void expect_staged_round_trips(const std::shared_ptr<Context>& ctx,
   }
 }
 
-// Copies of 1 MiB and more between pageable host memory and a device go through the
-// device's page-locked staging slots (8 MiB each), here with one lane (a copy under
-// 32 MiB): contiguous runs longer than a slot, strided rows packed several to a slot, and
-// strided rows longer than a slot.
+// Copies of 1 MiB and more from pageable host memory to a device go through the device's
+// page-locked staging slots (8 MiB each), here with one lane (copies under 32 MiB; those to
+// the host take the driver's path): contiguous runs longer than a slot, strided rows
+// packed several to a slot, and strided rows longer than a slot.
 TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValue) {
   auto ctx = make_context("0,0");
   DP_SKIP_WITHOUT_CUDA(ctx, 2);
@@ -209,18 +210,26 @@ TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValu
 
 // Copies of 32 MiB and more are shared among several staging lanes, each a host thread
 // with slots of its own (DP_CUDA_COPY_LANES sets the most; one lane per 16 MiB): here four
-// lanes each way.
+// lanes each way, each moving several slots' worth.
 TEST(CudaDataParallelComm, CopiesSharedAmongStagingLanesRestoreEveryValue) {
+  auto log = std::make_shared<cuda_test::LogRecord>();
   setenv("DP_CUDA_COPY_LANES", "4", 1);
-  auto ctx = make_context("0,0");
+  auto ctx = make_context("0,0", 2, log);
   unsetenv("DP_CUDA_COPY_LANES");
   DP_SKIP_WITHOUT_CUDA(ctx, 2);
   expect_staged_round_trips(
       ctx, {
-               {{32801, 1024}, {16401, 16400}, 0},      // contiguous, 67 MB per chunk
+               {{65601, 1024}, {32801, 32800}, 0},      // contiguous, 134 MB per chunk
                {{4100, 8192}, {4097, 4095}, 1},         // 16 KB rows, 511 to a slot
                {{3, 11000000}, {5500001, 5499999}, 1},  // 22 MB rows, three slots' worth each
            });
+  std::lock_guard<std::mutex> lock(log->mu);
+  for (const char* where : {"cuda:0 (GPU 0): ", "cuda:1 (GPU 0): "}) {
+    const std::string made = std::string(where) + "4 staging lanes for copies";
+    EXPECT_TRUE(std::any_of(log->lines.begin(), log->lines.end(),
+                            [&](const auto& line) { return line.find(made) == 0; }))
+        << "no log line starts \"" << made << "\"";
+  }
 }
 
 TEST(CudaDataParallelComm, ABadDpCudaCopyLanesIsNamedInAWarningAndTheDefaultUsed) {
@@ -230,11 +239,13 @@ TEST(CudaDataParallelComm, ABadDpCudaCopyLanesIsNamedInAWarningAndTheDefaultUsed
   unsetenv("DP_CUDA_COPY_LANES");
   DP_SKIP_WITHOUT_CUDA(ctx, 1);
   std::lock_guard<std::mutex> lock(log->mu);
-  const bool warned = std::any_of(log->lines.begin(), log->lines.end(), [](const auto& line) {
-    return line.find("DP_CUDA_COPY_LANES=0 is not a whole number from 1 to 64: using ") !=
-           std::string::npos;
-  });
-  EXPECT_TRUE(warned) << "no warning names DP_CUDA_COPY_LANES=0";
+  // The default: half the host's cores, 1 to 4.
+  const unsigned lanes = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 4u);
+  const std::string warning =
+      "DP_CUDA_COPY_LANES=0 is not a whole number from 1 to 64: using " + std::to_string(lanes);
+  EXPECT_TRUE(std::any_of(log->lines.begin(), log->lines.end(),
+                          [&](const auto& line) { return line == warning; }))
+      << "no log line says \"" << warning << "\"";
 }
 
 TEST(CudaDataParallelComm, BroadcastCopiesBucketsToEveryDeviceAndTheHost) {
