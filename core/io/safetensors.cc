@@ -114,14 +114,28 @@ std::string save_target(const std::string& path) {
 // readers see the old file or the new one, never a part of either, even while other
 // threads or processes save to the same path (each writes its own temporary file). The
 // new file keeps the mode of the file it replaces (a fresh one gets 0666 less the umask).
-// Until commit() succeeds the destructor removes the temporary file.
+// Until commit() succeeds the destructor removes the temporary file. A target that is
+// neither a regular file nor missing (a device such as /dev/null, a FIFO) is written
+// directly, as nothing can be renamed over it; a directory is refused before anything is
+// written.
 class TempFile {
  public:
   explicit TempFile(std::string target) : target_(std::move(target)) {
+    struct stat st;
+    const bool exists = ::stat(target_.c_str(), &st) == 0;
+    DP_CHECK(!exists || !S_ISDIR(st.st_mode), kIo,
+             "cannot save to \"" << target_ << "\": it is a directory");
+    if (exists && !S_ISREG(st.st_mode)) {
+      name_ = target_;
+      direct_ = true;
+      fd_ = ::open(target_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      DP_CHECK(fd_ >= 0, kIo,
+               "cannot open \"" << target_ << "\" to save to it: " << std::strerror(errno));
+      return;
+    }
     // Created with the replaced file's permission bits (less the umask), never wider:
     // a private file's new contents are never readable by others, even for a moment.
-    struct stat st;
-    const bool replaces = ::stat(target_.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    const bool replaces = exists;
     const mode_t mode = replaces ? (st.st_mode & 0777) : 0666;
     static std::atomic<uint64_t> serial{0};
     for (int attempt = 0; fd_ < 0; ++attempt) {
@@ -140,7 +154,7 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(name_.c_str());
+    if (!committed_ && !direct_) ::unlink(name_.c_str());
   }
 
   void write(const void* data, size_t n) {
@@ -157,11 +171,16 @@ class TempFile {
   // Flushes the data to the disk, then renames: after a crash `target` holds the old
   // file or the whole new one.
   void commit() {
-    DP_CHECK(::fsync(fd_) == 0, kIo,
+    // A device or FIFO has no disk to flush to (fsync fails on some with EINVAL).
+    DP_CHECK(direct_ || ::fsync(fd_) == 0, kIo,
              "writing \"" << name_ << "\" failed: " << std::strerror(errno));
     const int fd = fd_;
     fd_ = -1;
     DP_CHECK(::close(fd) == 0, kIo, "writing \"" << name_ << "\" failed: " << std::strerror(errno));
+    if (direct_) {
+      committed_ = true;
+      return;
+    }
     DP_CHECK(
         std::rename(name_.c_str(), target_.c_str()) == 0, kIo,
         "cannot rename \"" << name_ << "\" to \"" << target_ << "\": " << std::strerror(errno));
@@ -181,6 +200,7 @@ class TempFile {
   std::string target_, name_;
   int fd_ = -1;
   bool committed_ = false;
+  bool direct_ = false;  // writing the target itself, not a temporary file
 };
 
 }  // namespace

@@ -109,11 +109,17 @@ static void bad_input(const char* fmt, ...) {
   exit(EXIT_BAD_INPUT);
 }
 
+/* strtoll and strtod skip leading blanks and take a '+', which no option's number needs:
+   it starts with a digit, '-' or '.'. */
+static int number_start(const char* s) {
+  return *s != '\0' && strchr("0123456789-.", *s) != NULL;
+}
+
 static int64_t parse_int(const char* s, const char* what, int64_t lo, int64_t hi) {
   char* end = NULL;
   errno = 0;
   const long long v = strtoll(s, &end, 10);
-  if (errno || !*s || *end || v < lo || v > hi) {
+  if (errno || !number_start(s) || *end || v < lo || v > hi) {
     bad_input("%s = \"%s\" is not an integer between %lld and %lld", what, s, (long long)lo,
               (long long)hi);
   }
@@ -124,7 +130,7 @@ static double parse_double(const char* s, const char* what, double lo) {
   char* end = NULL;
   errno = 0;
   const double v = strtod(s, &end);
-  if (errno || !*s || *end || !(v >= lo) || !isfinite(v)) {
+  if (errno || !number_start(s) || *end || !(v >= lo) || !isfinite(v)) {
     bad_input("%s = \"%s\" is not a number >= %g", what, s, lo);
   }
   return v;
@@ -259,6 +265,12 @@ static void parse_options(int argc, char** argv, options* o) {
   if (optind < argc) bad_input("unexpected argument \"%s\" (see --help)", argv[optind]);
   if (o->resume && o->eval_only) {
     bad_input("--resume and --eval-only exclude each other: --eval-only trains nothing");
+  }
+  if (o->eval_only && (o->checkpoint || o->metrics || o->plot)) {
+    bad_input("%s and --eval-only exclude each other: --eval-only writes no file",
+              o->checkpoint ? "--checkpoint"
+              : o->metrics  ? "--metrics"
+                            : "--plot");
   }
   if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0) {
     bad_input("--model = \"%s\": expected mlp or cnn", o->model);
@@ -735,23 +747,70 @@ static void progress(const options* o, int tty, int epoch, size_t done, size_t t
   fflush(stderr);
 }
 
-/* The temporary file a write of `path` goes to before it is renamed over it: of this
-   process's own (an existing path.tmp, or another run's, is left alone), opened for
-   writing, or NULL. */
-static FILE* open_temporary(const char* path, char* tmp, size_t size) {
+/* A file option's output. A regular file, or none yet, is written to a temporary file of
+   this process's own beside it (an existing path.tmp, or another run's, is left alone) and
+   renamed over it, so a reader never sees half of it; through a symbolic link, beside the
+   file the link names, which stays a link. Anything else (a device such as /dev/null, a
+   FIFO) is written directly: nothing can be renamed over it. */
+typedef struct {
+  char target[PATH_MAX];   /* where the output goes, through any links */
+  char tmp[PATH_MAX + 64]; /* the temporary file; "" when writing the target directly */
+  FILE* f;
+} output_file;
+
+/* The file `path` names through any symbolic links, when it exists; else `path`. */
+static void output_target(const char* path, char* out, size_t size) {
+  char resolved[PATH_MAX];
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, resolved)) {
+    snprintf(out, size, "%s", resolved);
+  } else {
+    snprintf(out, size, "%s", path);
+  }
+}
+
+/* Whether `path` exists and is neither a regular file nor a directory (through links). */
+static int special_file(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Opens o->f for writing `path`; 0, or -1 with errno set. */
+static int open_output(const char* path, output_file* o) {
+  output_target(path, o->target, sizeof o->target);
+  o->tmp[0] = '\0';
+  if (special_file(o->target)) {
+    o->f = fopen(o->target, "w");
+    return o->f ? 0 : -1;
+  }
   /* A file a killed run left under this name (its pid since reused) is skipped. */
   for (int n = 0; n < 100; ++n) {
-    snprintf(tmp, size, "%s.tmp.%ld.%d", path, (long)getpid(), n);
-    FILE* f = fopen(tmp, "wx");
-    if (f || errno != EEXIST) return f;
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%d", o->target, (long)getpid(), n);
+    o->f = fopen(o->tmp, "wx");
+    if (o->f || errno != EEXIST) return o->f ? 0 : -1;
   }
-  return NULL;
+  return -1;
+}
+
+/* Closes o->f and puts the temporary file in place; 0, or -1 with errno set (the temporary
+   file then removed). */
+static int close_output(output_file* o) {
+  int failed = fclose(o->f) != 0;
+  if (!failed && o->tmp[0]) failed = rename(o->tmp, o->target) != 0;
+  if (failed && o->tmp[0]) {
+    const int err = errno;
+    remove(o->tmp);
+    errno = err;
+  }
+  return failed ? -1 : 0;
 }
 
 static void write_metrics(const char* path, const epoch_record* r, size_t n) {
-  char tmp[4096];
-  FILE* f = open_temporary(path, tmp, sizeof tmp);
-  if (!f) bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
+  output_file out;
+  if (open_output(path, &out) != 0) {
+    bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
+  }
+  FILE* f = out.f;
   fprintf(f,
           "epoch,train_loss,test_loss,test_accuracy,samples_per_s,seconds,scatter_s,"
           "replicate_s,apply_s,gather_s,backward_s,reduce_s,optimizer_s\n");
@@ -761,10 +820,8 @@ static void write_metrics(const char* path, const epoch_record* r, size_t n) {
             r[i].phases.scatter, r[i].phases.replicate, r[i].phases.apply, r[i].phases.gather,
             r[i].phases.backward, r[i].phases.reduce, r[i].optimizer_s);
   }
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    const int err = errno;
-    remove(tmp);
-    bad_input("cannot write --metrics file %s: %s", path, strerror(err));
+  if (close_output(&out) != 0) {
+    bad_input("cannot write --metrics file %s: %s", path, strerror(errno));
   }
 }
 
@@ -809,14 +866,30 @@ static size_t read_metrics(const char* path, int before, epoch_record* r) {
   return n;
 }
 
-/* Fails at start-up (exit 2) when `path` cannot be written, rather than after an epoch:
-   creates and removes the temporary file it will be written to. */
+/* Fails at start-up (exit 2) when `path` cannot be written, rather than after an epoch: an
+   empty name, a directory, a device or FIFO it may not write, or a directory it cannot
+   create its temporary file in (created and removed here). */
 static void check_writable(const char* option, const char* path) {
-  char tmp[4096];
-  FILE* f = open_temporary(path, tmp, sizeof tmp);
-  if (!f) bad_input("cannot write %s file %s: %s", option, path, strerror(errno));
-  fclose(f);
-  remove(tmp);
+  if (!*path) bad_input("%s needs a file name", option);
+  char target[PATH_MAX];
+  output_target(path, target, sizeof target);
+  struct stat st;
+  if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bad_input("cannot write %s file %s: it is a directory", option, path);
+  }
+  if (special_file(target)) {
+    /* Opened only when written: a FIFO's open waits for a reader. */
+    if (access(target, W_OK) != 0) {
+      bad_input("cannot write %s file %s: %s", option, path, strerror(errno));
+    }
+    return;
+  }
+  output_file out;
+  if (open_output(path, &out) != 0) {
+    bad_input("cannot write %s file %s: %s", option, path, strerror(errno));
+  }
+  fclose(out.f);
+  remove(out.tmp);
 }
 
 /* Where `path` is or will be: the file itself, through any links, when it exists; else its
@@ -936,9 +1009,11 @@ static void svg_panel(FILE* f, double x0, double y0, double w, double h, const c
 }
 
 static void write_plot(const char* path, const options* o, const epoch_record* r, size_t n) {
-  char tmp[4096];
-  FILE* f = open_temporary(path, tmp, sizeof tmp);
-  if (!f) bad_input("cannot write --plot file %s: %s", path, strerror(errno));
+  output_file out;
+  if (open_output(path, &out) != 0) {
+    bad_input("cannot write --plot file %s: %s", path, strerror(errno));
+  }
+  FILE* f = out.f;
   double* train = (double*)malloc((n + 1) * sizeof(double));
   double* test = (double*)malloc((n + 1) * sizeof(double));
   double* acc = (double*)malloc((n + 1) * sizeof(double));
@@ -965,10 +1040,8 @@ static void write_plot(const char* path, const options* o, const epoch_record* r
   free(train);
   free(test);
   free(acc);
-  if (fclose(f) != 0 || rename(tmp, path) != 0) {
-    const int err = errno;
-    remove(tmp);
-    bad_input("cannot write --plot file %s: %s", path, strerror(err));
+  if (close_output(&out) != 0) {
+    bad_input("cannot write --plot file %s: %s", path, strerror(errno));
   }
 }
 
@@ -1148,6 +1221,12 @@ int main(int argc, char** argv) {
     first_epoch = (int)parse_int(meta, "checkpoint epoch", 0, 1000000) + 1;
     if (!o.quiet)
       fprintf(stderr, "dp-train: resuming after epoch %d from %s\n", first_epoch - 1, o.resume);
+    if (first_epoch > o.epochs) {
+      fprintf(stderr,
+              "dp-train: warning: %s is at epoch %d and --epochs is %d, which counts from the "
+              "first run's start: no epoch to train\n",
+              o.resume, first_epoch - 1, o.epochs);
+    }
   }
 
   signal(SIGINT, on_sigint);

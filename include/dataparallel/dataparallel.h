@@ -644,7 +644,9 @@ DP_EXPORT dp_result dp_module_get(const dp_module* m, const char* name, dp_tenso
  * path.tmp.<pid>.<n>), synced to the disk and renamed over path: a reader, and the file
  * after a crash, holds the old contents or the new ones whole, also while other threads or
  * processes save to the same path. The new file keeps the old one's permissions; a
- * symbolic link at path stays a link, and the file it names is replaced.
+ * symbolic link at path stays a link, and the file it names is replaced. A path that names
+ * a device or a FIFO (/dev/null, a pipe) is written directly; one that names a directory
+ * is DP_ERR_IO before anything is written.
  */
 DP_EXPORT dp_result dp_module_save(const dp_module* m, const char* path);
 /**

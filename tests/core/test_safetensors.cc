@@ -1,6 +1,7 @@
 // The safetensors reader and writer (core/io/safetensors.h) at the byte level: round trips
 // of every dtype the C ABI has, and each field of a file corrupted in turn, which must be
 // rejected with kFormat and a message naming the file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -211,6 +212,45 @@ TEST_F(Safetensors, SaveIntoAMissingDirectoryThrowsIo) {
     EXPECT_EQ(e.code(), Code::kIo) << e.what();
     EXPECT_NE(std::string(e.what()).find("missing/x.safetensors"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Safetensors, SaveToADirectoryIsRefusedBeforeAnythingIsWritten) {
+  const Tensor t = ops::zeros(ctx_, {2}, DType::kFloat32, cpu(0));
+  std::filesystem::create_directory(path("a_dir"));
+  try {
+    save_safetensors(path("a_dir"), {{"t", t}});
+    ADD_FAILURE() << "saved over a directory";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kIo) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a_dir\": it is a directory"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(files(), (std::vector<std::string>{"a_dir"})) << "a temporary file was left";
+}
+
+// A FIFO (or a device such as /dev/null) cannot be replaced by a rename: the save writes
+// through it, and it stays a FIFO.
+TEST_F(Safetensors, SaveToAFifoWritesThroughItAndLeavesItAFifo) {
+  const float v[3] = {1, 2, 3};
+  const Tensor t = ops::from_host(ctx_, {3}, DType::kFloat32, cpu(0), v);
+  ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
+  // Held open for reading (on Linux O_RDWR opens a FIFO without waiting for a writer), so
+  // the save's open does not wait, and a pipe's buffer holds the small file.
+  const int fd = open(path("fifo").c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  save_safetensors(path("fifo"), {{"t", t}});
+  std::string received;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+    received.append(buf, static_cast<size_t>(n));
+  close(fd);
+  struct stat st;
+  ASSERT_EQ(lstat(path("fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced by another file";
+  EXPECT_EQ(files(), (std::vector<std::string>{"fifo"}));
+  // What came through is the file a save to a regular path writes.
+  save_safetensors(path("regular.safetensors"), {{"t", t}});
+  EXPECT_EQ(received, read(path("regular.safetensors")));
 }
 
 TEST_F(Safetensors, SaveRejectsNamesAndMetadataThatAreNotUtf8NamingThem) {

@@ -10,9 +10,11 @@ import random
 import re
 import select
 import signal
+import stat
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -244,6 +246,16 @@ def test_resuming_from_a_checkpoint_matches_the_uninterrupted_run(dp_train, tmp_
     assert a["test_loss"] == b["test_loss"] and a["test_accuracy"] == b["test_accuracy"]
     # Same weights, optimizer state and metadata: the files are identical byte for byte.
     assert straight.read_bytes() == resumed.read_bytes()
+
+
+def test_resuming_a_checkpoint_already_at_epochs_warns_that_nothing_trains(dp_train, tmp_path):
+    ck = tmp_path / "c.st"
+    p = run(dp_train, "--limit", "512", "--epochs", "2", "--quiet", "--checkpoint", str(ck))
+    assert p.returncode == 0, p.stderr
+    p = run(dp_train, "--epochs", "2", "--quiet", "--resume", str(ck))
+    assert p.returncode == 0, p.stderr
+    assert f"dp-train: warning: {ck} is at epoch 2 and --epochs is 2" in p.stderr, p.stderr
+    assert "epoch " not in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("settings", [
@@ -597,6 +609,14 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
     (["--metrics", "/nonexistent/m.csv"], "cannot write --metrics file /nonexistent/m.csv"),
     (["--plot", "/nonexistent/p.svg"], "cannot write --plot file /nonexistent/p.svg"),
     (["--checkpoint", "/nonexistent/c.st"], "cannot write --checkpoint file /nonexistent/c.st"),
+    (["--checkpoint", ""], "--checkpoint needs a file name"),
+    (["--metrics", ""], "--metrics needs a file name"),
+    (["--plot", "/tmp"], "cannot write --plot file /tmp: it is a directory"),
+    (["--checkpoint", "/tmp"], "cannot write --checkpoint file /tmp: it is a directory"),
+    (["--eval-only", "e.st", "--metrics", "m.csv"],
+     "--metrics and --eval-only exclude each other: --eval-only writes no file"),
+    (["--batch", " 256"], "--batch = \" 256\""),  # strtoll alone skips the blank
+    (["--lr", "+0.1"], "--lr = \"+0.1\""),
 ])
 def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, needle):
     p = run(dp_train, "--limit", "512", "--epochs", "1", *args)
@@ -611,6 +631,54 @@ def test_unwritable_outputs_are_reported_before_training_not_after_an_epoch(dp_t
     p = run(dp_train, "--epochs", "3", "--metrics", "/nonexistent/m.csv")
     assert p.returncode == 2 and "cannot write --metrics" in p.stderr, p.stderr
     assert "epoch" not in p.stdout and time.time() - start < 5, p.stdout
+
+
+def test_outputs_through_a_symbolic_link_write_the_file_it_names(dp_train, tmp_path):
+    # The link stays a link (a temporary file beside the file it names is renamed over
+    # that file), for dp-train's own files and for the library's checkpoint alike.
+    names = {"--metrics": "m.csv", "--plot": "p.svg", "--checkpoint": "c.st"}
+    args = []
+    for option, name in names.items():
+        (tmp_path / ("real-" + name)).write_text("old")
+        (tmp_path / name).symlink_to(tmp_path / ("real-" + name))
+        args += [option, str(tmp_path / name)]
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--quiet", *args)
+    assert p.returncode == 0, p.stderr
+    for name in names.values():
+        assert (tmp_path / name).is_symlink(), name
+        assert (tmp_path / ("real-" + name)).read_bytes() != b"old", name
+    assert (tmp_path / "real-m.csv").read_text().startswith("epoch,train_loss")
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(
+        list(names.values()) + ["real-" + n for n in names.values()])  # no temporary left
+
+
+def test_outputs_to_a_fifo_are_written_through_it_and_leave_it_a_fifo(dp_train, tmp_path):
+    # A FIFO (or a device such as /dev/null) cannot be replaced by a rename: dp-train and
+    # the library write to it directly. A reader on each FIFO collects what arrives.
+    fifos = {option: tmp_path / name for option, name in
+             (("--metrics", "m.fifo"), ("--plot", "p.fifo"), ("--checkpoint", "c.fifo"))}
+    received = {}
+
+    def read_all(option, path):
+        with open(path, "rb") as f:  # waits for the writer
+            received[option] = f.read()
+
+    readers = []
+    for option, path in fifos.items():
+        os.mkfifo(path)
+        readers.append(threading.Thread(target=read_all, args=(option, path), daemon=True))
+        readers[-1].start()
+    args = [a for option, path in fifos.items() for a in (option, str(path))]
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--quiet", *args)
+    assert p.returncode == 0, p.stderr
+    for t in readers:
+        t.join(timeout=30)
+    for option, path in fifos.items():
+        assert stat.S_ISFIFO(os.lstat(path).st_mode), f"{option}: {path} is no longer a FIFO"
+    assert received["--metrics"].startswith(b"epoch,train_loss"), received["--metrics"][:80]
+    assert received["--plot"].startswith(b"<svg"), received["--plot"][:80]
+    header_len = struct.unpack("<Q", received["--checkpoint"][:8])[0]
+    assert b'"format"' in received["--checkpoint"][8:8 + header_len]
 
 
 def idx_file(path, magic, dims, payload):
