@@ -341,9 +341,18 @@ DP_JAVA_TEXT_RETURN(dp_version_string)
   }
 }
 
-/* Several handles: an array big enough for any call (DP_MAX_OUTPUTS per replica, one
-   entry per device). */
-#define DP_JAVA_MAX_HANDLES 1024
+/* Several handles at once, into an array on the stack (64 KiB: a wrapper returns early on a
+   bad argument, without its freearg code, so no heap) that holds more than any call
+   returns in practice: 8192 outputs (DP_MAX_OUTPUTS for each of 512 devices, two for each
+   of 4096) or devices; more is an error, never a list cut short. The Java arrays are
+   copied from a heap buffer made and freed in the argout code. */
+#define DP_JAVA_MAX_HANDLES 8192
+%{
+static void dp_java_throw_state(JNIEnv* jenv, const char* message) {
+  jclass cls = (*jenv)->FindClass(jenv, "java/lang/IllegalStateException");
+  if (cls) (*jenv)->ThrowNew(jenv, cls, message);
+}
+%}
 %define DP_JAVA_HANDLES_OUT(TYPE, ARRAY, COUNT)
 %typemap(in, numinputs=0) (TYPE** ARRAY, size_t capacity, size_t* COUNT)
     (TYPE* handles[DP_JAVA_MAX_HANDLES], size_t count = 0) {
@@ -352,11 +361,14 @@ DP_JAVA_TEXT_RETURN(dp_version_string)
   $3 = &count;
 }
 %typemap(argout) (TYPE** ARRAY, size_t capacity, size_t* COUNT) {
-  if (DP_JAVA_OK(jenv)) {
-    jlong v[DP_JAVA_MAX_HANDLES];
-    for (size_t i = 0; i < count$argnum; ++i) v[i] = (jlong)(intptr_t)handles$argnum[i];
+  jlong* v = DP_JAVA_OK(jenv) ? (jlong*)malloc((count$argnum + 1) * sizeof(jlong)) : NULL;
+  if (v) {
+    for (size_t i = 0; i < count$argnum; ++i) v[i] = (jlong)(intptr_t)$1[i];
     jresult = (*jenv)->NewLongArray(jenv, (jsize)count$argnum);
     if (jresult) (*jenv)->SetLongArrayRegion(jenv, jresult, 0, (jsize)count$argnum, v);
+    free(v);
+  } else if (DP_JAVA_OK(jenv)) {
+    dp_java_throw_state(jenv, "no memory for the handles of a call");
   }
 }
 %enddef
@@ -371,15 +383,23 @@ DP_JAVA_HANDLES_OUT(dp_module, replicas, n_replicas)
   $3 = &count;
 }
 %typemap(argout) (dp_device* devices, size_t capacity, size_t* n) {
-  if (DP_JAVA_OK(jenv)) {
-    const size_t n = count$argnum < DP_JAVA_MAX_HANDLES ? count$argnum : DP_JAVA_MAX_HANDLES;
-    jint v[2 * DP_JAVA_MAX_HANDLES];
-    for (size_t i = 0; i < n; ++i) {
-      v[2 * i] = (jint)devices$argnum[i].type;
-      v[2 * i + 1] = (jint)devices$argnum[i].index;
+  if (DP_JAVA_OK(jenv) && count$argnum > DP_JAVA_MAX_HANDLES) {
+    char message[96];
+    snprintf(message, sizeof message, "%zu devices, more than the %d this binding reads",
+             count$argnum, DP_JAVA_MAX_HANDLES);
+    dp_java_throw_state(jenv, message);
+  }
+  jint* v = DP_JAVA_OK(jenv) ? (jint*)malloc((2 * count$argnum + 1) * sizeof(jint)) : NULL;
+  if (v) {
+    for (size_t i = 0; i < count$argnum; ++i) {
+      v[2 * i] = (jint)$1[i].type;
+      v[2 * i + 1] = (jint)$1[i].index;
     }
-    jresult = (*jenv)->NewIntArray(jenv, (jsize)(2 * n));
-    if (jresult) (*jenv)->SetIntArrayRegion(jenv, jresult, 0, (jsize)(2 * n), v);
+    jresult = (*jenv)->NewIntArray(jenv, (jsize)(2 * count$argnum));
+    if (jresult) (*jenv)->SetIntArrayRegion(jenv, jresult, 0, (jsize)(2 * count$argnum), v);
+    free(v);
+  } else if (DP_JAVA_OK(jenv)) {
+    dp_java_throw_state(jenv, "no memory for a device list");
   }
 }
 

@@ -419,38 +419,54 @@ DP_PY_VALUE_OUT(void*, out, PyLong_FromVoidPtr)
   $result = SWIG_Python_AppendOutput($result, p);
 }
 
-/* Several handles at once, into an array on the stack that holds more than any call
-   returns (DP_MAX_OUTPUTS per replica; one entry per device). */
-#define DP_PY_MAX_HANDLES 1024
+/* Several handles at once, into an array on the heap (64 KiB, taken from malloc's free
+   lists, not the system, after the first call) that holds more than any call returns in
+   practice: 8192 outputs (DP_MAX_OUTPUTS for each of 512 devices, two for each of 4096)
+   or devices; more is an error, never a list cut short. */
+#define DP_PY_MAX_HANDLES 8192
 %define DP_PY_HANDLES_OUT(TYPE, ARRAY, COUNT)
 %typemap(in, numinputs=0) (TYPE** ARRAY, size_t capacity, size_t* COUNT)
-    (TYPE* handles[DP_PY_MAX_HANDLES], size_t count = 0) {
-  $1 = handles;
+    (size_t count = 0) {
+  $1 = (TYPE**)malloc(DP_PY_MAX_HANDLES * sizeof(TYPE*));
+  if (!$1) {
+    PyErr_NoMemory();
+    SWIG_fail;
+  }
   $2 = DP_PY_MAX_HANDLES;
   $3 = &count;
 }
 %typemap(argout) (TYPE** ARRAY, size_t capacity, size_t* COUNT) {
-  PyObject* list = dp_py_handle_list((void**)handles$argnum, count$argnum, $descriptor(TYPE*));
+  PyObject* list = dp_py_handle_list((void**)$1, count$argnum, $descriptor(TYPE*));
   $result = SWIG_Python_AppendOutput($result, list);
 }
+%typemap(freearg) (TYPE** ARRAY, size_t capacity, size_t* COUNT) { free($1); }
 %enddef
 DP_PY_HANDLES_OUT(dp_tensor, outputs, n_outputs)
 DP_PY_HANDLES_OUT(dp_module, replicas, n_replicas)
 
 %typemap(in, numinputs=0) (dp_device* devices, size_t capacity, size_t* n)
-    (dp_device devices[DP_PY_MAX_HANDLES], size_t count = 0) {
-  $1 = devices;
+    (size_t count = 0) {
+  $1 = (dp_device*)malloc(DP_PY_MAX_HANDLES * sizeof(dp_device));
+  if (!$1) {
+    PyErr_NoMemory();
+    SWIG_fail;
+  }
   $2 = DP_PY_MAX_HANDLES;
   $3 = &count;
 }
 %typemap(argout) (dp_device* devices, size_t capacity, size_t* n) {
-  const size_t n = count$argnum < DP_PY_MAX_HANDLES ? count$argnum : DP_PY_MAX_HANDLES;
-  PyObject* list = PyList_New((Py_ssize_t)n);
-  for (size_t i = 0; list && i < n; ++i) {
-    PyList_SET_ITEM(list, (Py_ssize_t)i, dp_py_from_device(devices$argnum[i]));
+  if (count$argnum > DP_PY_MAX_HANDLES) {
+    PyErr_Format(PyExc_OverflowError, "%zu devices, more than the %d this binding reads",
+                 count$argnum, DP_PY_MAX_HANDLES);
+    SWIG_fail;
+  }
+  PyObject* list = PyList_New((Py_ssize_t)count$argnum);
+  for (size_t i = 0; list && i < count$argnum; ++i) {
+    PyList_SET_ITEM(list, (Py_ssize_t)i, dp_py_from_device($1[i]));
   }
   $result = SWIG_Python_AppendOutput($result, list);
 }
+%typemap(freearg) (dp_device* devices, size_t capacity, size_t* n) { free($1); }
 
 /* ---- inputs ---- */
 %typemap(in) dp_device {

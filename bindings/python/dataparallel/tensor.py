@@ -187,8 +187,7 @@ class Tensor(Handle):
         in place (bumps the version). Returns self."""
         if isinstance(src, Tensor):
             src = src.numpy()
-        a = np.asarray(src, dtype=self.dtype.numpy, order="C")
-        capi.dp_tensor_copy_from_host(self._h, a)
+        capi.dp_tensor_copy_from_host(self._h, _array_for(src, self.dtype))
         return self
 
     def to(self, device=None, dtype=None):
@@ -267,25 +266,40 @@ class Tensor(Handle):
             other = self._like(other)
         return _wrap(op(self._h, other._h), self._ctx)
 
+    def _scalar(self, other):
+        """Whether `other` goes to a scalar op (add_scalar, scale: float tensors only).
+        With an integer tensor an integer goes as a 0-d tensor of its dtype through the
+        elementwise op instead, and any other number is refused: there is no type
+        promotion."""
+        if not (type(other) in (int, float) or isinstance(other, numbers.Real)):
+            return False
+        dt = self.dtype
+        if dt in (DType.float32, DType.float64):
+            return True
+        if not isinstance(other, numbers.Integral):
+            raise TypeError(f"a {dt.name} tensor and {other!r}: no type promotion; make one "
+                            "the other's dtype first (Tensor.to(dtype=...))")
+        return False
+
     def __add__(self, other):
-        if type(other) in (int, float) or isinstance(other, numbers.Real):
+        if self._scalar(other):
             return _wrap(capi.dp_op_add_scalar(self._h, float(other)), self._ctx)
         return self._binary(other, capi.dp_op_add)
 
     __radd__ = __add__
 
     def __sub__(self, other):
-        if type(other) in (int, float) or isinstance(other, numbers.Real):
+        if self._scalar(other):
             return _wrap(capi.dp_op_add_scalar(self._h, -float(other)), self._ctx)
         return self._binary(other, capi.dp_op_sub)
 
     def __rsub__(self, other):
-        if type(other) in (int, float) or isinstance(other, numbers.Real):
+        if self._scalar(other):
             return _wrap(capi.dp_op_add_scalar(capi.dp_op_neg(self._h), float(other)), self._ctx)
         return self._like(other) - self
 
     def __mul__(self, other):
-        if type(other) in (int, float) or isinstance(other, numbers.Real):
+        if self._scalar(other):
             return _wrap(capi.dp_op_scale(self._h, float(other)), self._ctx)
         return self._binary(other, capi.dp_op_mul)
 
@@ -415,6 +429,9 @@ def _array_for(data, dt):
     """`data` as a C-contiguous NumPy array of DType dt, refusing unsigned values that
     int64 cannot hold (NumPy would wrap them to negative numbers)."""
     source = np.asarray(data)
+    if source.dtype.kind in "OUSV":  # None, strings, bytes: NumPy would cast them to numbers
+        raise TypeError(f"cannot make a {dt.name} tensor from {type(data).__name__} "
+                        f"{data!r:.60} (a {source.dtype} array), only from numbers")
     if source.dtype.kind == "u" and dt == DType.int64 and source.size and \
             int(source.max()) > np.iinfo(np.int64).max:
         raise OverflowError(f"{source.dtype} value {source.max()} does not fit in int64")

@@ -358,3 +358,38 @@ def test_numpy_integers_and_floats_are_taken_wherever_numbers_are(ctx):
         t.sum(dim=1.5)  # a float is still not an index
     with pytest.raises(OverflowError, match="does not fit in int32_t"):
         t.sum(dim=2**40)
+
+
+@pytest.mark.parametrize("other", [None, "1.5", [None, 1], b"1"],
+                         ids=["None", "str", "list-with-None", "bytes"])
+def test_arithmetic_with_something_not_a_number_is_a_type_error(ctx, other):
+    # NumPy casts None to nan and "1.5" to 1.5 when asked for float32: no silent nan.
+    x = dp.tensor(ctx, [1.0, 2.0])
+    for combine in (lambda: x + other, lambda: x * other, lambda: other - x,
+                    lambda: x.copy_(other)):
+        with pytest.raises(TypeError, match="only from numbers"):
+            combine()
+    with pytest.raises(TypeError, match="only from numbers"):
+        dp.tensor(ctx, [None], dtype="float32")
+
+
+def test_an_int64_tensor_combines_with_integers_and_refuses_fractions(ctx):
+    i = dp.tensor(ctx, [3, 4])
+    assert (i + 1).dtype == dp.int64 and (i + 1).tolist() == [4, 5]
+    assert (1 + i).tolist() == [4, 5]
+    assert (i - 1).tolist() == [2, 3] and (10 - i).tolist() == [7, 6]
+    assert (i * 2).tolist() == [6, 8] and (2 * i).tolist() == [6, 8]
+    assert (i + np.int64(1)).tolist() == [4, 5]
+    with pytest.raises(TypeError, match="int64 tensor and 1.5: no type promotion"):
+        i + 1.5
+
+
+def test_more_devices_than_1024_are_listed_whole(ctx):
+    # The binding read at most 1024 devices into a fixed array and cut the list there.
+    big = dp.Context(cpu_devices=1030, load_cuda=False)
+    try:
+        net = dp.DataParallel(dp.Linear(big, 2, 2))
+        assert len(net.devices) == 1030
+        assert net.devices[-1] == big.devices("cpu")[-1]
+    finally:
+        big.close()

@@ -37,6 +37,18 @@ class DataParallelTest {
   }
 
   @Test
+  void moreDevicesThan1024AreListedWhole() {
+    // The binding read at most 1024 devices into a fixed array and cut the list there.
+    try (Context ctx = Context.builder().cpuDevices(1030).build();
+         Module m = Module.linear(ctx, 2, 2);
+         DataParallel dp = DataParallel.builder(m).build()) {
+      List<Device> devices = dp.devices();
+      assertEquals(1030, devices.size());
+      assertEquals(Device.cpu(1029), devices.get(1029));
+    }
+  }
+
+  @Test
   void optionsShapeTheOutputs() {
     try (Context ctx = TestSupport.context(); Module m = Module.linear(ctx, 4, 2)) {
       try (DataParallel dp = DataParallel.builder(m)
