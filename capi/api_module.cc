@@ -28,9 +28,12 @@ dp_result make(dp_context* ctx, dp_module** out, F&& f) {
                                        uint64_t errors_before) {
   const int code = r > DP_OK && r <= DP_ERR_INTERNAL ? r : DP_ERR_CALLBACK;
   const std::string msg = error_count() != errors_before ? dp_last_error() : "";
-  throw dp::Error(static_cast<dp::Code>(code), type + " forward returned " +
-                                                   dp_result_string(static_cast<dp_result>(code)) +
-                                                   (msg.empty() ? "" : ": " + msg));
+  // "MLP forward failed: TypeError: ..." with the callback's message; without one, the
+  // code it returned ("MLP forward returned callback failed").
+  throw dp::Error(static_cast<dp::Code>(code),
+                  msg.empty()
+                      ? type + " forward returned " + dp_result_string(static_cast<dp_result>(code))
+                      : type + " forward failed: " + msg);
 }
 
 // The user's forward, called with the module it runs as (a replica under DataParallel).

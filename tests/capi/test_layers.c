@@ -832,7 +832,7 @@ static void custom_module_forward_error_fails_forward_with_its_code_and_message(
     dp_module* m = make_custom(ctx, failing_forward, &code);
     dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
     dp_tensor* y = NULL;
-    ASSERT_ERROR(dp_module_forward1(m, x, &y), code, "weights not loaded");
+    ASSERT_ERROR(dp_module_forward1(m, x, &y), code, "Custom forward failed: weights not loaded");
     assert_null(y);
     dp_tensor_release(x);
     dp_module_release(m);
