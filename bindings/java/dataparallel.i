@@ -9,7 +9,8 @@
    - arrays of devices are int[] of (type, index) pairs; shapes and sizes long[]; caller
      memory is a primitive array (copied) or a direct java.nio buffer (used in place);
    - proxies free what they own through a java.lang.ref.Cleaner when unreachable, or at
-     once with delete(); there are no finalizers. */
+     once with delete() (once the native calls running with them return); there are no
+     finalizers. */
 %module CApi
 
 %include <stdint.i>
@@ -42,16 +43,6 @@
 %pragma(java) modulecode=%{
   /** Frees native objects whose proxies became unreachable. */
   static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
-
-  /** The native pointers of proxies (0 for null). */
-  static long[] pointers(Object[] proxies) {
-    if (proxies == null) return null;
-    long[] p = new long[proxies.length];
-    for (int i = 0; i < proxies.length; ++i) {
-      p[i] = proxies[i] == null ? 0 : ((Pointer) proxies[i]).pointer();
-    }
-    return p;
-  }
 
   /**
    * Text for the library: UTF-8 (not JNI's "modified UTF-8", which encodes characters
@@ -87,6 +78,48 @@
     long pointer();
 
     void delete();
+
+    /** The pointer for a native call starting now (0 once deleted): until the matching
+        leaveCall(), a delete() from another thread only marks the object, and the last
+        call to leave frees it. */
+    long enterCall();
+
+    void leaveCall();
+  }
+
+  /** enterCall() on each proxy (null ones skipped): their pointers, 0 for null. */
+  static long[] pointers(Object[] proxies) {
+    if (proxies == null) return null;
+    long[] p = new long[proxies.length];
+    for (int i = 0; i < proxies.length; ++i) {
+      p[i] = proxies[i] == null ? 0 : ((Pointer) proxies[i]).enterCall();
+    }
+    return p;
+  }
+
+  /** ptr, entered from proxy; throws STATE when the proxy was deleted (closed by another
+      thread between its owner's check and the call). */
+  static long live(long ptr, Object proxy) {
+    if (ptr == 0 && proxy != null) {
+      throw new org.dataparallel.DataParallelException(org.dataparallel.ErrorCode.STATE,
+          "the " + proxy.getClass().getSimpleName().replaceFirst("^dp_", "").replace('_', ' ')
+          + " was closed by another thread");
+    }
+    return ptr;
+  }
+
+  /** live() of each of ptrs, entered from proxies by pointers(). */
+  static long[] liveAll(long[] ptrs, Object[] proxies) {
+    for (int i = 0; ptrs != null && i < ptrs.length; ++i) live(ptrs[i], proxies[i]);
+    return ptrs;
+  }
+
+  /** leaveCall() on each proxy that pointers() entered. */
+  static void leaveAll(Object[] proxies) {
+    if (proxies == null) return;
+    for (Object p : proxies) {
+      if (p != null) ((Pointer) p).leaveCall();
+    }
   }
 %}
 
@@ -112,14 +145,57 @@
   public long pointer() {
     return swigCPtr;
   }
-%}
-%typemap(javadestruct, methodname="delete", methodmodifiers="public synchronized") SWIGTYPE {
+
+  // Native calls running with this object's pointer (a close() on another thread must not
+  // free it under them), and whether a delete() waits for them.
+  private transient int callsInFlight;
+  private transient boolean deletePending;
+
+  public synchronized long enterCall() {
+    ++callsInFlight;
+    return swigCPtr;
+  }
+
+  public synchronized void leaveCall() {
+    if (--callsInFlight == 0 && deletePending) {
+      deletePending = false;
+      free();
+    }
+  }
+
+  /** enterCall() of obj, or 0 for null. */
+  public static long enter($javaclassname obj) {
+    return obj == null ? 0 : obj.enterCall();
+  }
+
+  /** leaveCall() of obj, unless null. */
+  public static void leave($javaclassname obj) {
+    if (obj != null) obj.leaveCall();
+  }
+
+  private void free() {
     if (cleanable != null) {
       cleanable.clean();
       cleanable = null;
     }
-    swigCPtr = 0;
   }
+%}
+%typemap(javadestruct, methodname="delete", methodmodifiers="public synchronized") SWIGTYPE {
+    swigCPtr = 0;  // calls that start from now on get 0, which the library refuses
+    if (callsInFlight > 0) {
+      deletePending = true;
+    } else {
+      free();
+    }
+  }
+
+/* A handle argument is entered for the call and left in its finally block, so that a
+   delete() from another thread meanwhile waits for the call (the library would otherwise
+   free the handle under it). enter() cannot throw, so every argument entered is left; a
+   proxy deleted before it was entered throws STATE inside the try block (CApi.live). */
+%typemap(javain, pre="    final long swigPtr_$javainput = $javaclassname.enter($javainput);",
+         post="      $javaclassname.leave($javainput);") SWIGTYPE *, SWIGTYPE &
+    "CApi.live(swigPtr_$javainput, $javainput)"
 
 /* A struct by value (a dp_device) must not be null: checked in Java, before the native
    call, where SWIG's own check would return early without freeing the arguments already
@@ -633,14 +709,18 @@ DP_JAVA_MEMORY_IN(DP_ARGS((const void* data, size_t nbytes)), 1, 0)
 DP_JAVA_MEMORY_IN(DP_ARGS((const void* src, size_t src_bytes)), 1, 0)
 DP_JAVA_MEMORY_IN(DP_ARGS((void* dst, size_t dst_bytes)), 0, 1)
 
-/* Arrays of handles: proxy arrays, passed as their pointers; the array stays reachable
-   (and so its proxies alive) until the call returns. */
+/* Arrays of handles: proxy arrays, passed as their pointers, each proxy entered for the
+   call and left after it as a single handle argument is (a copy of the array is taken
+   first, so that a change to the caller's array meanwhile cannot unbalance them). */
 %define DP_JAVA_HANDLES_IN(PAIR, TYPE)
 %typemap(jni) PAIR "jlongArray"
 %typemap(jtype) PAIR "long[]"
 %typemap(jstype) PAIR "TYPE[]"
-%typemap(javain, post="      java.lang.ref.Reference.reachabilityFence($javainput);") PAIR
-    "CApi.pointers($javainput)"
+%typemap(javain,
+         pre="    final Object[] swigIn_$javainput = $javainput == null ? null : $javainput.clone();\n"
+             "    final long[] swigPtrs_$javainput = CApi.pointers(swigIn_$javainput);",
+         post="      CApi.leaveAll(swigIn_$javainput);") PAIR
+    "CApi.liveAll(swigPtrs_$javainput, swigIn_$javainput)"
 %typemap(in) PAIR (void** list = NULL) {
   if (dp_java_pointers(jenv, $input, &list, &$2) != 0) return $null;
   $1 = ($1_ltype)list;

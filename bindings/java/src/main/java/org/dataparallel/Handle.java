@@ -28,7 +28,10 @@ abstract class Handle<H extends CApi.Pointer> implements AutoCloseable {
   /** Whether close() was called. */
   public final synchronized boolean isClosed() { return handle == null; }
 
-  /** Releases the handle now; what other handles still use stays alive in the library. */
+  /**
+   * Releases the handle now, or, while another thread is inside a call with it, when that
+   * call returns; what other handles still use stays alive in the library.
+   */
   @Override
   public synchronized void close() {
     if (handle != null) {
