@@ -74,7 +74,7 @@ public final class Context extends Handle<dp_context> {
 
     /** The least severe level that reaches {@link #log} (default WARNING). */
     public Builder logLevel(LogLevel level) {
-      this.logLevel = level;
+      this.logLevel = java.util.Objects.requireNonNull(level, "level");
       return this;
     }
 

@@ -3,6 +3,7 @@ package org.dataparallel;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_data_parallel;
 import org.dataparallel.swig.dp_data_parallel_options;
@@ -42,13 +43,17 @@ public final class DataParallel extends Handle<dp_data_parallel> {
     private boolean aliasCpu = true;
     private long bucketBytes;
 
-    private Builder(Module module) { this.module = module; }
+    private Builder(Module module) { this.module = Objects.requireNonNull(module, "module"); }
 
     /**
        The devices (default: every CUDA device, else every CPU device). The module must be
         on the first when forward runs (with one device it is moved there).
      */
     public Builder devices(Device... devices) {
+      Objects.requireNonNull(devices, "devices");
+      for (int i = 0; i < devices.length; ++i) {
+        Objects.requireNonNull(devices[i], "devices[" + i + "]");
+      }
       this.devices = List.of(devices);
       return this;
     }
@@ -84,7 +89,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
     }
 
     public Builder bufferSync(BufferSync sync) {
-      this.bufferSync = sync;
+      this.bufferSync = Objects.requireNonNull(sync, "sync");
       return this;
     }
 

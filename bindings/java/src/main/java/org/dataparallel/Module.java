@@ -76,10 +76,14 @@ public class Module extends Handle<dp_module> {
     return batchNorm(ctx, 2, numFeatures, 1e-5, 0.1, Device.cpu(0));
   }
 
-  /** dims 1: BatchNorm1d, 2: BatchNorm2d. */
+  /** dims 1: BatchNorm1d, 2: BatchNorm2d; any other value is an IllegalArgumentException. */
   public static Module batchNorm(
       Context ctx, int dims, long numFeatures, double eps, double momentum, Device device) {
-    dp_device d = device.toNative();
+    if (dims != 1 && dims != 2) {
+      throw new IllegalArgumentException("batchNorm: dims = " + dims + " is neither 1 nor 2");
+    }
+    java.util.Objects.requireNonNull(ctx, "ctx");
+    dp_device d = java.util.Objects.requireNonNull(device, "device").toNative();
     try {
       return new Module(dims == 1
               ? CApi.dp_module_batchnorm1d(ctx.native_(), numFeatures, eps, momentum, d)

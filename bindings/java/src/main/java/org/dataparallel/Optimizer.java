@@ -16,12 +16,18 @@ import org.dataparallel.swig.dp_sgd_options;
 public final class Optimizer extends Handle<dp_optimizer> {
   private Optimizer(dp_optimizer handle) { super(handle); }
 
-  public static SgdBuilder sgd(Module module) { return new SgdBuilder(module); }
+  public static SgdBuilder sgd(Module module) {
+    return new SgdBuilder(java.util.Objects.requireNonNull(module, "module"));
+  }
 
-  public static AdamBuilder adam(Module module) { return new AdamBuilder(module, false); }
+  public static AdamBuilder adam(Module module) {
+    return new AdamBuilder(java.util.Objects.requireNonNull(module, "module"), false);
+  }
 
   /** AdamW (decoupled weight decay; default 0.01). */
-  public static AdamBuilder adamW(Module module) { return new AdamBuilder(module, true); }
+  public static AdamBuilder adamW(Module module) {
+    return new AdamBuilder(java.util.Objects.requireNonNull(module, "module"), true);
+  }
 
   /** One update of every parameter that has a gradient. */
   public void step() { CApi.dp_optimizer_step(handle()); }

@@ -6,6 +6,7 @@ import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.LongBuffer;
 import java.util.Arrays;
+import java.util.Objects;
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_device;
 import org.dataparallel.swig.dp_tensor;
@@ -70,7 +71,9 @@ public final class Tensor extends Handle<dp_tensor> {
    * ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder())}).
    */
   public static Tensor borrow(Context ctx, int cpuIndex, Buffer data, long... shape) {
-    if (data != null && data.isReadOnly()) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(shape, "shape");
+    if (Objects.requireNonNull(data, "data").isReadOnly()) {
       throw new IllegalArgumentException(
           "a read-only buffer cannot be borrowed: the library may write to the memory");
     }
@@ -85,7 +88,10 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Zeros of {@code dtype} on {@code device}. */
   public static Tensor zeros(Context ctx, DType dtype, Device device, long... shape) {
-    dp_device d = device.toNative();
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(dtype, "dtype");
+    Objects.requireNonNull(shape, "shape");
+    dp_device d = Objects.requireNonNull(device, "device").toNative();
     try {
       return new Tensor(CApi.dp_tensor_zeros(ctx.native_(), dtype.value(), shape, d));
     } finally {
@@ -100,7 +106,10 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Every element {@code value}, of {@code dtype} on {@code device}. */
   public static Tensor full(Context ctx, DType dtype, Device device, double value, long... shape) {
-    dp_device d = device.toNative();
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(dtype, "dtype");
+    Objects.requireNonNull(shape, "shape");
+    dp_device d = Objects.requireNonNull(device, "device").toNative();
     try {
       return new Tensor(CApi.dp_tensor_full(ctx.native_(), dtype.value(), shape, value, d));
     } finally {
@@ -115,7 +124,10 @@ public final class Tensor extends Handle<dp_tensor> {
 
   private static Tensor fromData(
       Context ctx, DType dtype, Device device, Object data, long[] shape) {
-    dp_device d = device.toNative();
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(data, "data");
+    Objects.requireNonNull(shape, "shape");
+    dp_device d = Objects.requireNonNull(device, "device").toNative();
     try {
       return new Tensor(CApi.dp_tensor_from_data(ctx.native_(), dtype.value(), shape, data, d));
     } finally {

@@ -47,6 +47,29 @@ class LifecycleTest {
   }
 
   @Test
+  void nullArgumentsAreNamedWhereTheyArePassed() {
+    try (Context ctx = TestSupport.context(); Module m = Module.linear(ctx, 2, 2)) {
+      java.util.Map<String, Executable> calls = new java.util.LinkedHashMap<>();
+      calls.put("ctx", () -> Tensor.of(null, new float[] {1}, 1));
+      calls.put("data", () -> Tensor.of(ctx, (float[]) null, 1));
+      calls.put("shape", () -> Tensor.of(ctx, new float[] {1}, (long[]) null));
+      calls.put("device", () -> Tensor.zeros(ctx, DType.FLOAT32, null, 1));
+      calls.put("module", () -> DataParallel.builder(null));
+      calls.put("devices[1]", () -> DataParallel.builder(m).devices(Device.cpu(0), null));
+      calls.put("sync", () -> DataParallel.builder(m).bufferSync(null));
+      calls.put("level", () -> Context.builder().logLevel(null));
+      for (var call : calls.entrySet()) {
+        NullPointerException e = assertThrows(NullPointerException.class, call.getValue());
+        assertEquals(call.getKey(), e.getMessage());
+      }
+      assertThrows(NullPointerException.class, () -> Optimizer.sgd(null));
+      IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+          () -> Module.batchNorm(ctx, 7, 3, 1e-5, 0.1, Device.cpu(0)));
+      assertEquals("batchNorm: dims = 7 is neither 1 nor 2", bad.getMessage());
+    }
+  }
+
+  @Test
   void closingTwiceIsSafeAndUseAfterCloseThrows() {
     Context ctx = TestSupport.context();
     Tensor t = Tensor.zeros(ctx, 2);
