@@ -4,6 +4,15 @@ close() or at the end of a with block. Using a closed object raises StateError."
 from .errors import StateError
 
 
+def handle_of(obj, cls, what):
+    """obj's handle; a TypeError naming `what` when obj is not a `cls` (a NumPy array passed
+    for a tensor would otherwise fail as an AttributeError about '_h')."""
+    if not isinstance(obj, cls):
+        raise TypeError(f"{what} must be a dataparallel {cls.__name__}, "
+                        f"not {type(obj).__name__}")
+    return obj._h
+
+
 class Handle:
     """Base of the classes that own one handle in `_h` (a low-level proxy)."""
 

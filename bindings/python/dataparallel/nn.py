@@ -15,7 +15,7 @@ import threading
 import weakref
 
 from . import capi, ops
-from ._handle import Handle
+from ._handle import Handle, handle_of
 from .devices import device as as_device, from_c
 from .errors import Error, ShapeMismatchError, StateError
 from .tensor import Tensor, _pair, _wrap
@@ -163,7 +163,8 @@ class Module(Handle):
     def _run(self, inputs):
         """Forward through this module's handle."""
         try:
-            outs = capi.dp_module_forward(self._h, [t._h for t in inputs])
+            outs = capi.dp_module_forward(
+                self._h, [handle_of(t, Tensor, f"input {i}") for i, t in enumerate(inputs)])
         except Error as e:
             _raise_from_forward(e)
         ctx = self._ctx
@@ -216,13 +217,13 @@ class Module(Handle):
     def register_parameter(self, name, tensor):
         """Adds a trained tensor (float32/float64; it then requires grad) under `name`; read
         it in forward as self.<name>. Returns the tensor."""
-        capi.dp_module_register_parameter(self._h, name, tensor._h)
+        capi.dp_module_register_parameter(self._h, name, handle_of(tensor, Tensor, "tensor"))
         self._tensor_names.add(name)
         return tensor
 
     def register_buffer(self, name, tensor):
         """Adds state that is saved and broadcast to replicas but not trained."""
-        capi.dp_module_register_buffer(self._h, name, tensor._h)
+        capi.dp_module_register_buffer(self._h, name, handle_of(tensor, Tensor, "tensor"))
         self._tensor_names.add(name)
         return tensor
 
@@ -354,7 +355,8 @@ class _Layer(Module):
         if len(inputs) != 1:
             return Module._run(self, inputs)
         try:
-            return _wrap(capi.dp_module_forward1(self._h, inputs[0]._h), self._ctx)
+            return _wrap(capi.dp_module_forward1(self._h, handle_of(inputs[0], Tensor, "input 0")),
+                         self._ctx)
         except Error as e:
             _raise_from_forward(e)
 
@@ -593,7 +595,7 @@ class Sequential(_Layer):
 
     def append(self, module):
         """Adds a child at the end. Returns self."""
-        capi.dp_module_append(self._h, module._h)
+        capi.dp_module_append(self._h, handle_of(module, Module, "module"))
         self._modules[str(len(self._modules))] = module
         return self
 

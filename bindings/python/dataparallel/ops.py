@@ -2,7 +2,7 @@
 tensor; inputs must share a device and dtype; with grad mode on, the result records how
 to backpropagate. Errors name the op, the argument and its value."""
 from . import capi
-from .tensor import _pair, _wrap
+from .tensor import _pair, _th, _wrap
 
 __all__ = ["add", "sub", "mul", "div", "neg", "scale", "add_scalar", "relu", "gelu", "tanh",
            "sigmoid", "exp", "log", "sum", "mean", "argmax", "matmul", "linear", "softmax",
@@ -13,33 +13,33 @@ __all__ = ["add", "sub", "mul", "div", "neg", "scale", "add_scalar", "relu", "ge
 
 def add(a, b):
     """a + b with NumPy broadcasting."""
-    return _wrap(capi.dp_op_add(a._h, b._h), a._ctx)
+    return _wrap(capi.dp_op_add(_th(a, "a"), _th(b, "b")), a._ctx)
 
 
 def sub(a, b):
-    return _wrap(capi.dp_op_sub(a._h, b._h), a._ctx)
+    return _wrap(capi.dp_op_sub(_th(a, "a"), _th(b, "b")), a._ctx)
 
 
 def mul(a, b):
-    return _wrap(capi.dp_op_mul(a._h, b._h), a._ctx)
+    return _wrap(capi.dp_op_mul(_th(a, "a"), _th(b, "b")), a._ctx)
 
 
 def div(a, b):
-    return _wrap(capi.dp_op_div(a._h, b._h), a._ctx)
+    return _wrap(capi.dp_op_div(_th(a, "a"), _th(b, "b")), a._ctx)
 
 
 def neg(x):
-    return _wrap(capi.dp_op_neg(x._h), x._ctx)
+    return _wrap(capi.dp_op_neg(_th(x, "x")), x._ctx)
 
 
 def scale(x, factor):
     """x * factor."""
-    return _wrap(capi.dp_op_scale(x._h, factor), x._ctx)
+    return _wrap(capi.dp_op_scale(_th(x, "x"), factor), x._ctx)
 
 
 def add_scalar(x, value):
     """x + value."""
-    return _wrap(capi.dp_op_add_scalar(x._h, value), x._ctx)
+    return _wrap(capi.dp_op_add_scalar(_th(x, "x"), value), x._ctx)
 
 
 def relu(x):
@@ -81,12 +81,13 @@ def argmax(x, dim):
 
 def matmul(a, b):
     """[M, K] @ [K, N], or batched [B, M, K] @ [B, K, N]."""
-    return _wrap(capi.dp_op_matmul(a._h, b._h), a._ctx)
+    return _wrap(capi.dp_op_matmul(_th(a, "a"), _th(b, "b")), a._ctx)
 
 
 def linear(x, weight, bias=None):
     """x [..., in] @ weight[out, in]^T + bias[out]."""
-    return _wrap(capi.dp_op_linear(x._h, weight._h, None if bias is None else bias._h), x._ctx)
+    b = None if bias is None else _th(bias, "bias")
+    return _wrap(capi.dp_op_linear(_th(x, "x"), _th(weight, "weight"), b), x._ctx)
 
 
 def softmax(x, dim):
@@ -101,8 +102,9 @@ def conv2d(x, weight, bias=None, stride=1, padding=0):
     """x [N, C, H, W], weight [O, C, KH, KW], bias [O] or None -> [N, O, OH, OW]."""
     sh, sw = _pair(stride, "stride")
     ph, pw = _pair(padding, "padding")
-    return _wrap(capi.dp_op_conv2d(x._h, weight._h, None if bias is None else bias._h,
-                                   sh, sw, ph, pw), x._ctx)
+    b = None if bias is None else _th(bias, "bias")
+    return _wrap(capi.dp_op_conv2d(_th(x, "x"), _th(weight, "weight"), b, sh, sw, ph, pw),
+                 x._ctx)
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0):
@@ -110,7 +112,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0):
     kh, kw = _pair(kernel_size, "kernel_size")
     sh, sw = _pair(kernel_size if stride is None else stride, "stride")
     ph, pw = _pair(padding, "padding")
-    return _wrap(capi.dp_op_max_pool2d(x._h, kh, kw, sh, sw, ph, pw), x._ctx)
+    return _wrap(capi.dp_op_max_pool2d(_th(x, "x"), kh, kw, sh, sw, ph, pw), x._ctx)
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0):
@@ -118,7 +120,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0):
     kh, kw = _pair(kernel_size, "kernel_size")
     sh, sw = _pair(kernel_size if stride is None else stride, "stride")
     ph, pw = _pair(padding, "padding")
-    return _wrap(capi.dp_op_avg_pool2d(x._h, kh, kw, sh, sw, ph, pw), x._ctx)
+    return _wrap(capi.dp_op_avg_pool2d(_th(x, "x"), kh, kw, sh, sw, ph, pw), x._ctx)
 
 
 def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, training=False,
@@ -126,8 +128,8 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     """As torch.nn.functional.batch_norm: training normalises with the batch statistics and
     updates the running ones in place."""
     def h(t):
-        return None if t is None else t._h
-    return _wrap(capi.dp_op_batch_norm(x._h, h(weight), h(bias), h(running_mean),
+        return None if t is None else _th(t, "batch_norm's tensors")
+    return _wrap(capi.dp_op_batch_norm(_th(x, "x"), h(weight), h(bias), h(running_mean),
                                        h(running_var), int(bool(training)), momentum, eps),
                  x._ctx)
 
@@ -135,26 +137,28 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
 def dropout(x, p=0.5, training=True, seed=0):
     """Zeroes elements with probability p and scales the rest by 1/(1-p) when training; the
     same seed gives the same mask."""
-    return _wrap(capi.dp_op_dropout(x._h, p, int(bool(training)), seed), x._ctx)
+    return _wrap(capi.dp_op_dropout(_th(x, "x"), p, int(bool(training)), seed), x._ctx)
 
 
 def embedding(indices, weight):
     """Rows of weight [num, dim] selected by int64 indices -> [..., dim]."""
-    return _wrap(capi.dp_op_embedding(indices._h, weight._h), weight._ctx)
+    return _wrap(capi.dp_op_embedding(_th(indices, "indices"), _th(weight, "weight")), weight._ctx)
 
 
 def cross_entropy(logits, target):
     """Mean over N of -log_softmax(logits)[target]; logits [N, C], target [N] int64."""
-    return _wrap(capi.dp_op_cross_entropy(logits._h, target._h), logits._ctx)
+    return _wrap(capi.dp_op_cross_entropy(_th(logits, "logits"), _th(target, "target")),
+                 logits._ctx)
 
 
 def nll_loss(log_probs, target):
-    return _wrap(capi.dp_op_nll_loss(log_probs._h, target._h), log_probs._ctx)
+    return _wrap(capi.dp_op_nll_loss(_th(log_probs, "log_probs"), _th(target, "target")),
+                 log_probs._ctx)
 
 
 def mse_loss(input, target):  # noqa: A002 - torch's name
     """Mean of (input - target)^2."""
-    return _wrap(capi.dp_op_mse_loss(input._h, target._h), input._ctx)
+    return _wrap(capi.dp_op_mse_loss(_th(input, "input"), _th(target, "target")), input._ctx)
 
 
 def reshape(x, shape):
@@ -170,7 +174,8 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat needs at least one tensor")
-    return _wrap(capi.dp_op_cat([t._h for t in tensors], dim), tensors[0]._ctx)
+    handles = [_th(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
+    return _wrap(capi.dp_op_cat(handles, dim), tensors[0]._ctx)
 
 
 def split(x, sizes, dim=0):

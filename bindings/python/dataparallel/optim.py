@@ -1,14 +1,15 @@
 """Optimizers over a module's parameters, with PyTorch's update rules (torch.optim.SGD,
 Adam, AdamW). Create them after moving the module; they keep the parameters alive."""
 from . import capi
-from ._handle import Handle
+from ._handle import Handle, handle_of
+from .nn import Module
 from .parallel import _unwrapped
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
 
 def _module_handle(module):
-    return _unwrapped(module)._h
+    return handle_of(_unwrapped(module), Module, "module")
 
 
 class Optimizer(Handle):

@@ -6,10 +6,10 @@ own (scatter, replicate, parallel_apply, gather) and the functional data_paralle
 import os
 
 from . import capi
-from ._handle import Handle
+from ._handle import Handle, handle_of
 from .devices import device as as_device, from_c
 from .errors import Error
-from .nn import _Replica, _raise_from_forward
+from .nn import Module, _Replica, _raise_from_forward
 from .tensor import Tensor, _wrap
 
 __all__ = ["DataParallel", "scatter", "gather", "replicate", "parallel_apply", "data_parallel"]
@@ -51,8 +51,8 @@ class DataParallel(Handle):
         options.alias_cpu = int(bool(alias_cpu))
         options.bucket_bytes = bucket_bytes
         output = None if output_device is None else as_device(output_device)
-        self._h = capi.dp_data_parallel_create(module._h, _devices(device_ids), output, dim,
-                                               options)
+        self._h = capi.dp_data_parallel_create(handle_of(module, Module, "module"),
+                                               _devices(device_ids), output, dim, options)
         self._module = module
         self._gather = gather
 
@@ -61,7 +61,9 @@ class DataParallel(Handle):
         instead of splitting them. Returns the gathered output (a list when the module
         returns several), or with gather=False the list of every replica's outputs."""
         try:
-            outs = capi.dp_data_parallel_forward(self._h, [t._h for t in inputs], broadcast)
+            outs = capi.dp_data_parallel_forward(
+                self._h, [handle_of(t, Tensor, f"input {i}") for i, t in enumerate(inputs)],
+                broadcast)
         except Error as e:
             _raise_from_forward(e)
         ctx = self._module._ctx

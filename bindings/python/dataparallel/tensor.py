@@ -7,7 +7,7 @@ import operator
 import numpy as np
 
 from . import capi
-from ._handle import Handle
+from ._handle import Handle, handle_of
 from .devices import DeviceType, device as as_device, from_c
 from .dtypes import DType, dtype_of, float32, storage_dtype
 from .errors import InvalidArgumentError
@@ -249,7 +249,8 @@ class Tensor(Handle):
     def backward(self, grad=None, retain_graph=False):
         """Accumulates d(self)/d(leaf) into each leaf's grad (grad: d(loss)/d(self), None
         for a one-element tensor). The GIL is released meanwhile."""
-        capi.dp_backward(self._h, None if grad is None else grad._h, int(bool(retain_graph)))
+        capi.dp_backward(self._h, None if grad is None else _th(grad, "grad"),
+                         int(bool(retain_graph)))
 
     # ---- ops ----
     def _like(self, data):
@@ -423,6 +424,11 @@ def tensor(ctx, data, dtype=None, device=None):
         dt = dtype_of(dtype)
     a = _array_for(data, dt)
     return _wrap(capi.dp_tensor_from_data(ctx._h, dt, a.shape, a, as_device(device)), ctx)
+
+
+def _th(x, what):
+    """x's handle when x is a Tensor, else a TypeError naming `what`."""
+    return handle_of(x, Tensor, what)
 
 
 def _array_for(data, dt):

@@ -1,4 +1,6 @@
 """Tensor: creation, metadata, NumPy and DLPack exchange, ops, operators, autograd."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -393,3 +395,23 @@ def test_more_devices_than_1024_are_listed_whole(ctx):
         assert net.devices[-1] == big.devices("cpu")[-1]
     finally:
         big.close()
+
+
+def test_a_non_tensor_where_a_tensor_belongs_is_a_type_error_naming_the_argument(ctx):
+    # Before, each failed as AttributeError: 'numpy.ndarray' object has no attribute '_h'.
+    x = dp.tensor(ctx, np.ones((2, 4), np.float32))
+    lin = dp.Linear(ctx, 4, 3)
+    net = dp.DataParallel(lin, device_ids=ctx.devices("cpu"))
+    cases = [
+        (lambda: dp.add(x, None), "b must be a dataparallel Tensor, not NoneType"),
+        (lambda: dp.matmul(np.ones((2, 4)), x), "a must be a dataparallel Tensor, not ndarray"),
+        (lambda: dp.cat([x, "y"]), "tensors[1] must be a dataparallel Tensor, not str"),
+        (lambda: lin(np.ones((2, 4), np.float32)), "input 0 must be a dataparallel Tensor"),
+        (lambda: net(np.ones((2, 4), np.float32)), "input 0 must be a dataparallel Tensor"),
+        (lambda: lin(x).sum().backward(np.ones(())), "grad must be a dataparallel Tensor"),
+        (lambda: dp.SGD(None, lr=0.1), "module must be a dataparallel Module, not NoneType"),
+        (lambda: dp.DataParallel(None), "module must be a dataparallel Module, not NoneType"),
+    ]
+    for call, message in cases:
+        with pytest.raises(TypeError, match=re.escape(message)):
+            call()
