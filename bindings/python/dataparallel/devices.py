@@ -41,7 +41,8 @@ def cuda(index=0):
 
 
 def device(value):
-    """A Device from a Device, a (type, index) tuple, "cpu[:i]" or "cuda[:i]"; None is cpu:0."""
+    """A Device from a Device, a (type, index) tuple (the type a DeviceType, its value or
+    "cpu"/"cuda"), "cpu[:i]" or "cuda[:i]"; None is cpu:0."""
     if value is None:
         return Device(DeviceType.cpu, 0)
     if isinstance(value, Device):
@@ -52,7 +53,12 @@ def device(value):
             raise ValueError(f"device \"{value}\" is not cpu[:index] or cuda[:index]")
         return Device(DeviceType[kind], int(index or 0))
     if isinstance(value, tuple) and len(value) == 2:
-        return Device(DeviceType(value[0]), int(value[1]))
+        kind = value[0]
+        if isinstance(kind, str):  # ("cpu", 0), as "cpu:0" is spelled
+            if kind not in DeviceType.__members__:
+                raise ValueError(f"device {value!r}: the type is neither \"cpu\" nor \"cuda\"")
+            kind = DeviceType[kind]
+        return Device(DeviceType(kind), int(value[1]))
     raise TypeError(f"{value!r} is not a device (Device, (type, index) or \"cpu:0\")")
 
 

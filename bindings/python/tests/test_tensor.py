@@ -415,3 +415,10 @@ def test_a_non_tensor_where_a_tensor_belongs_is_a_type_error_naming_the_argument
     for call, message in cases:
         with pytest.raises(TypeError, match=re.escape(message)):
             call()
+
+
+def test_a_device_tuple_may_name_its_type(ctx):
+    for spelling in (("cpu", 1), (dp.DeviceType.cpu, 1), (0, 1), "cpu:1"):
+        assert dp.tensor(ctx, [1.0], device=spelling).device == dp.Device(dp.DeviceType.cpu, 1)
+    with pytest.raises(ValueError, match="neither \"cpu\" nor \"cuda\""):
+        dp.tensor(ctx, [1.0], device=("tpu", 0))

@@ -51,6 +51,10 @@ public final class DataParallel extends Handle<dp_data_parallel> {
      */
     public Builder devices(Device... devices) {
       Objects.requireNonNull(devices, "devices");
+      if (devices.length == 0) {
+        throw new IllegalArgumentException(
+            "devices() needs at least one device; leave it out for every device");
+      }
       for (int i = 0; i < devices.length; ++i) {
         Objects.requireNonNull(devices[i], "devices[" + i + "]");
       }

@@ -31,6 +31,10 @@ public record Device(DeviceType type, int index) {
       throw new IllegalArgumentException(
           "device \"" + text + "\" is not cpu[:index] or cuda[:index]");
     }
+    // Digits only: parseInt would take "-1" and "+1".
+    if (parts.length > 1 && !parts[1].matches("[0-9]+")) {
+      throw new IllegalArgumentException("device \"" + text + "\" has a bad index");
+    }
     try {
       return new Device(type, parts.length > 1 ? Integer.parseInt(parts[1]) : 0);
     } catch (NumberFormatException e) {

@@ -14,6 +14,11 @@ class DeviceTest {
     assertEquals(DeviceType.CUDA, Device.parse("cuda").type());
     assertThrows(IllegalArgumentException.class, () -> Device.parse("tpu:0"));
     assertThrows(IllegalArgumentException.class, () -> Device.parse("cpu:x"));
+    for (String bad : new String[] {"cpu:-1", "cpu:+1", "cpu: 1", "cpu:"}) {
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> Device.parse(bad), bad);
+      assertEquals("device \"" + bad + "\" has a bad index", e.getMessage());
+    }
     assertThrows(IllegalArgumentException.class, () -> new Device(null, 0));
   }
 

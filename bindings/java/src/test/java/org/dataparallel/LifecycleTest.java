@@ -63,6 +63,10 @@ class LifecycleTest {
         assertEquals(call.getKey(), e.getMessage());
       }
       assertThrows(NullPointerException.class, () -> Optimizer.sgd(null));
+      IllegalArgumentException none = assertThrows(IllegalArgumentException.class,
+          () -> DataParallel.builder(m).devices());
+      assertEquals("devices() needs at least one device; leave it out for every device",
+          none.getMessage());
       IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
           () -> Module.batchNorm(ctx, 7, 3, 1e-5, 0.1, Device.cpu(0)));
       assertEquals("batchNorm: dims = 7 is neither 1 nor 2", bad.getMessage());
