@@ -21,6 +21,13 @@ namespace dp::cuda_test {
 struct LogRecord {
   std::mutex mu;
   std::vector<std::string> lines;
+
+  // Whether some line satisfies `match`.
+  template <class Match>
+  bool any(Match&& match) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::any_of(lines.begin(), lines.end(), match);
+  }
 };
 
 // A context with `cpu_devices` CPU devices and the CUDA plugin of this build.
@@ -51,6 +58,17 @@ inline std::shared_ptr<Context> make_context(const char* device_map, int cpu_dev
   }
   auto ctx = Context::create(o);
   unsetenv("DP_CUDA_DEVICES");
+  return ctx;
+}
+
+// make_context with the environment variable `name` set to `value` while the plugin
+// starts (it reads its settings then), and cleared after.
+inline std::shared_ptr<Context> make_context_with(const char* name, const char* value,
+                                                  const char* device_map, int cpu_devices = 2,
+                                                  std::shared_ptr<LogRecord> log = nullptr) {
+  setenv(name, value, 1);
+  auto ctx = make_context(device_map, cpu_devices, std::move(log));
+  unsetenv(name);
   return ctx;
 }
 

@@ -114,10 +114,7 @@ class CudaOps : public ::testing::Test {
   // A context made with the environment variable `name` set to `value` (the plugin reads it
   // when it starts).
   static std::shared_ptr<Context> context_with(const char* name, const char* value) {
-    setenv(name, value, 1);
-    auto ctx = cuda_test::make_context(nullptr);
-    unsetenv(name);
-    return ctx;
+    return cuda_test::make_context_with(name, value, nullptr);
   }
 
   void agree_on_convolutions(double rtol) {

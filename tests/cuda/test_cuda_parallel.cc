@@ -213,9 +213,7 @@ TEST(CudaDataParallelComm, LargeScattersAndGathersThroughStagingRestoreEveryValu
 // lanes each way, each moving several slots' worth.
 TEST(CudaDataParallelComm, CopiesSharedAmongStagingLanesRestoreEveryValue) {
   auto log = std::make_shared<cuda_test::LogRecord>();
-  setenv("DP_CUDA_COPY_LANES", "4", 1);
-  auto ctx = make_context("0,0", 2, log);
-  unsetenv("DP_CUDA_COPY_LANES");
+  auto ctx = cuda_test::make_context_with("DP_CUDA_COPY_LANES", "4", "0,0", 2, log);
   DP_SKIP_WITHOUT_CUDA(ctx, 2);
   expect_staged_round_trips(
       ctx, {
@@ -223,28 +221,22 @@ TEST(CudaDataParallelComm, CopiesSharedAmongStagingLanesRestoreEveryValue) {
                {{4100, 8192}, {4097, 4095}, 1},         // 16 KB rows, 511 to a slot
                {{3, 11000000}, {5500001, 5499999}, 1},  // 22 MB rows, three slots' worth each
            });
-  std::lock_guard<std::mutex> lock(log->mu);
   for (const char* where : {"cuda:0 (GPU 0): ", "cuda:1 (GPU 0): "}) {
     const std::string made = std::string(where) + "4 staging lanes for copies";
-    EXPECT_TRUE(std::any_of(log->lines.begin(), log->lines.end(),
-                            [&](const auto& line) { return line.find(made) == 0; }))
+    EXPECT_TRUE(log->any([&](const std::string& line) { return line.find(made) == 0; }))
         << "no log line starts \"" << made << "\"";
   }
 }
 
 TEST(CudaDataParallelComm, ABadDpCudaCopyLanesIsNamedInAWarningAndTheDefaultUsed) {
   auto log = std::make_shared<cuda_test::LogRecord>();
-  setenv("DP_CUDA_COPY_LANES", "0", 1);
-  auto ctx = make_context("0", 2, log);
-  unsetenv("DP_CUDA_COPY_LANES");
+  auto ctx = cuda_test::make_context_with("DP_CUDA_COPY_LANES", "0", "0", 2, log);
   DP_SKIP_WITHOUT_CUDA(ctx, 1);
-  std::lock_guard<std::mutex> lock(log->mu);
   // The default: half the host's cores, 1 to 4.
   const unsigned lanes = std::clamp(std::thread::hardware_concurrency() / 2, 1u, 4u);
   const std::string warning =
       "DP_CUDA_COPY_LANES=0 is not a whole number from 1 to 64: using " + std::to_string(lanes);
-  EXPECT_TRUE(std::any_of(log->lines.begin(), log->lines.end(),
-                          [&](const auto& line) { return line == warning; }))
+  EXPECT_TRUE(log->any([&](const std::string& line) { return line == warning; }))
       << "no log line says \"" << warning << "\"";
 }
 
