@@ -18,7 +18,7 @@ from . import capi, ops
 from ._handle import Handle, handle_of
 from .devices import device as as_device, from_c
 from .errors import Error, ShapeMismatchError, StateError
-from .tensor import Tensor, _pair, _wrap
+from .tensor import Tensor, _pair, _th, _ths, _wrap
 
 __all__ = ["Module", "Linear", "Conv2d", "ReLU", "GELU", "Tanh", "Sigmoid", "Dropout",
            "BatchNorm1d", "BatchNorm2d", "MaxPool2d", "AvgPool2d", "Flatten", "Embedding",
@@ -163,8 +163,7 @@ class Module(Handle):
     def _run(self, inputs):
         """Forward through this module's handle."""
         try:
-            outs = capi.dp_module_forward(
-                self._h, [handle_of(t, Tensor, f"input {i}") for i, t in enumerate(inputs)])
+            outs = capi.dp_module_forward(self._h, _ths(inputs, "input {}"))
         except Error as e:
             _raise_from_forward(e)
         ctx = self._ctx
@@ -217,13 +216,13 @@ class Module(Handle):
     def register_parameter(self, name, tensor):
         """Adds a trained tensor (float32/float64; it then requires grad) under `name`; read
         it in forward as self.<name>. Returns the tensor."""
-        capi.dp_module_register_parameter(self._h, name, handle_of(tensor, Tensor, "tensor"))
+        capi.dp_module_register_parameter(self._h, name, _th(tensor, "tensor"))
         self._tensor_names.add(name)
         return tensor
 
     def register_buffer(self, name, tensor):
         """Adds state that is saved and broadcast to replicas but not trained."""
-        capi.dp_module_register_buffer(self._h, name, handle_of(tensor, Tensor, "tensor"))
+        capi.dp_module_register_buffer(self._h, name, _th(tensor, "tensor"))
         self._tensor_names.add(name)
         return tensor
 
@@ -355,8 +354,7 @@ class _Layer(Module):
         if len(inputs) != 1:
             return Module._run(self, inputs)
         try:
-            return _wrap(capi.dp_module_forward1(self._h, handle_of(inputs[0], Tensor, "input 0")),
-                         self._ctx)
+            return _wrap(capi.dp_module_forward1(self._h, _th(inputs[0], "input 0")), self._ctx)
         except Error as e:
             _raise_from_forward(e)
 

@@ -2,7 +2,7 @@
 tensor; inputs must share a device and dtype; with grad mode on, the result records how
 to backpropagate. Errors name the op, the argument and its value."""
 from . import capi
-from .tensor import _pair, _th, _wrap
+from .tensor import _pair, _th, _th_or_none, _ths, _wrap
 
 __all__ = ["add", "sub", "mul", "div", "neg", "scale", "add_scalar", "relu", "gelu", "tanh",
            "sigmoid", "exp", "log", "sum", "mean", "argmax", "matmul", "linear", "softmax",
@@ -86,8 +86,8 @@ def matmul(a, b):
 
 def linear(x, weight, bias=None):
     """x [..., in] @ weight[out, in]^T + bias[out]."""
-    b = None if bias is None else _th(bias, "bias")
-    return _wrap(capi.dp_op_linear(_th(x, "x"), _th(weight, "weight"), b), x._ctx)
+    return _wrap(capi.dp_op_linear(_th(x, "x"), _th(weight, "weight"), _th_or_none(bias, "bias")),
+                 x._ctx)
 
 
 def softmax(x, dim):
@@ -102,9 +102,8 @@ def conv2d(x, weight, bias=None, stride=1, padding=0):
     """x [N, C, H, W], weight [O, C, KH, KW], bias [O] or None -> [N, O, OH, OW]."""
     sh, sw = _pair(stride, "stride")
     ph, pw = _pair(padding, "padding")
-    b = None if bias is None else _th(bias, "bias")
-    return _wrap(capi.dp_op_conv2d(_th(x, "x"), _th(weight, "weight"), b, sh, sw, ph, pw),
-                 x._ctx)
+    return _wrap(capi.dp_op_conv2d(_th(x, "x"), _th(weight, "weight"), _th_or_none(bias, "bias"),
+                                   sh, sw, ph, pw), x._ctx)
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0):
@@ -127,10 +126,11 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
                momentum=0.1, eps=1e-5):
     """As torch.nn.functional.batch_norm: training normalises with the batch statistics and
     updates the running ones in place."""
-    def h(t):
-        return None if t is None else _th(t, "batch_norm's tensors")
-    return _wrap(capi.dp_op_batch_norm(_th(x, "x"), h(weight), h(bias), h(running_mean),
-                                       h(running_var), int(bool(training)), momentum, eps),
+    return _wrap(capi.dp_op_batch_norm(_th(x, "x"), _th_or_none(weight, "weight"),
+                                       _th_or_none(bias, "bias"),
+                                       _th_or_none(running_mean, "running_mean"),
+                                       _th_or_none(running_var, "running_var"),
+                                       int(bool(training)), momentum, eps),
                  x._ctx)
 
 
@@ -174,8 +174,7 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("cat needs at least one tensor")
-    handles = [_th(t, f"tensors[{i}]") for i, t in enumerate(tensors)]
-    return _wrap(capi.dp_op_cat(handles, dim), tensors[0]._ctx)
+    return _wrap(capi.dp_op_cat(_ths(tensors, "tensors[{}]"), dim), tensors[0]._ctx)
 
 
 def split(x, sizes, dim=0):

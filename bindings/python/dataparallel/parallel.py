@@ -10,7 +10,7 @@ from ._handle import Handle, handle_of
 from .devices import device as as_device, from_c
 from .errors import Error
 from .nn import Module, _Replica, _raise_from_forward
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _ths, _wrap
 
 __all__ = ["DataParallel", "scatter", "gather", "replicate", "parallel_apply", "data_parallel"]
 
@@ -61,9 +61,7 @@ class DataParallel(Handle):
         instead of splitting them. Returns the gathered output (a list when the module
         returns several), or with gather=False the list of every replica's outputs."""
         try:
-            outs = capi.dp_data_parallel_forward(
-                self._h, [handle_of(t, Tensor, f"input {i}") for i, t in enumerate(inputs)],
-                broadcast)
+            outs = capi.dp_data_parallel_forward(self._h, _ths(inputs, "input {}"), broadcast)
         except Error as e:
             _raise_from_forward(e)
         ctx = self._module._ctx

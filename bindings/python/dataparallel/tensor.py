@@ -249,8 +249,7 @@ class Tensor(Handle):
     def backward(self, grad=None, retain_graph=False):
         """Accumulates d(self)/d(leaf) into each leaf's grad (grad: d(loss)/d(self), None
         for a one-element tensor). The GIL is released meanwhile."""
-        capi.dp_backward(self._h, None if grad is None else _th(grad, "grad"),
-                         int(bool(retain_graph)))
+        capi.dp_backward(self._h, _th_or_none(grad, "grad"), int(bool(retain_graph)))
 
     # ---- ops ----
     def _like(self, data):
@@ -429,6 +428,16 @@ def tensor(ctx, data, dtype=None, device=None):
 def _th(x, what):
     """x's handle when x is a Tensor, else a TypeError naming `what`."""
     return handle_of(x, Tensor, what)
+
+
+def _th_or_none(x, what):
+    """_th for an optional tensor: None stays None."""
+    return None if x is None else _th(x, what)
+
+
+def _ths(tensors, what):
+    """_th of each tensor; `what` names tensor i by what.format(i) ("input {}")."""
+    return [_th(t, what.format(i)) for i, t in enumerate(tensors)]
 
 
 def _array_for(data, dt):
