@@ -88,10 +88,8 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Zeros of {@code dtype} on {@code device}. */
   public static Tensor zeros(Context ctx, DType dtype, Device device, long... shape) {
-    Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(dtype, "dtype");
-    Objects.requireNonNull(shape, "shape");
-    dp_device d = Objects.requireNonNull(device, "device").toNative();
+    dp_device d = nativeDevice(ctx, device, shape);
     try {
       return new Tensor(CApi.dp_tensor_zeros(ctx.native_(), dtype.value(), shape, d));
     } finally {
@@ -106,10 +104,8 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Every element {@code value}, of {@code dtype} on {@code device}. */
   public static Tensor full(Context ctx, DType dtype, Device device, double value, long... shape) {
-    Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(dtype, "dtype");
-    Objects.requireNonNull(shape, "shape");
-    dp_device d = Objects.requireNonNull(device, "device").toNative();
+    dp_device d = nativeDevice(ctx, device, shape);
     try {
       return new Tensor(CApi.dp_tensor_full(ctx.native_(), dtype.value(), shape, value, d));
     } finally {
@@ -122,12 +118,20 @@ public final class Tensor extends Handle<dp_tensor> {
     return full(ctx, DType.FLOAT32, Device.cpu(0), value, shape);
   }
 
+  /**
+   * The arguments every factory takes, checked for null (named), and the device's native
+   * copy, which the caller deletes.
+   */
+  private static dp_device nativeDevice(Context ctx, Device device, long[] shape) {
+    Objects.requireNonNull(ctx, "ctx");
+    Objects.requireNonNull(shape, "shape");
+    return Objects.requireNonNull(device, "device").toNative();
+  }
+
   private static Tensor fromData(
       Context ctx, DType dtype, Device device, Object data, long[] shape) {
-    Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(data, "data");
-    Objects.requireNonNull(shape, "shape");
-    dp_device d = Objects.requireNonNull(device, "device").toNative();
+    dp_device d = nativeDevice(ctx, device, shape);
     try {
       return new Tensor(CApi.dp_tensor_from_data(ctx.native_(), dtype.value(), shape, data, d));
     } finally {
