@@ -88,6 +88,11 @@ int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, 
   return 0;
 }
 
+int fashion_mnist_load_test(const char* dir, fashion_mnist* out, char* err, size_t err_size) {
+  memset(out, 0, sizeof *out);
+  return load_split(dir, "t10k", 0, &out->test, err, err_size);
+}
+
 void fashion_mnist_free(fashion_mnist* d) {
   free(d->train.pixels);
   free(d->train.labels);

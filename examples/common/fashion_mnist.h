@@ -32,6 +32,9 @@ typedef struct fashion_mnist {
    file and the problem in err. */
 int fashion_mnist_load(const char* dir, size_t train_limit, fashion_mnist* out, char* err,
                        size_t err_size);
+/* The test split alone (dir/t10k-*), for evaluating a model: the training files need not
+   exist. out->train is left empty (n == 0). Returns as fashion_mnist_load. */
+int fashion_mnist_load_test(const char* dir, fashion_mnist* out, char* err, size_t err_size);
 void fashion_mnist_free(fashion_mnist* d);
 
 /* dst[i] = pixels[i] / 255 in float32 for i < count: the values torch_reference.py feeds

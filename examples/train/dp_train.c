@@ -1135,7 +1135,11 @@ int main(int argc, char** argv) {
   /* Data. */
   fashion_mnist data;
   char err[1024];
-  if (fashion_mnist_load(o.data, o.eval_only ? 1 : (size_t)o.limit, &data, err, sizeof err) != 0) {
+  /* --eval-only reads the test files alone, so a model can be evaluated where only they are. */
+  const int loaded = o.eval_only
+                         ? fashion_mnist_load_test(o.data, &data, err, sizeof err)
+                         : fashion_mnist_load(o.data, (size_t)o.limit, &data, err, sizeof err);
+  if (loaded != 0) {
     bad_input("%s (install Debian's dataset-fashion-mnist or pass --data DIR)", err);
   }
   if (!o.eval_only && data.train.n < (size_t)o.batch) {

@@ -387,6 +387,24 @@ def read_safetensors(path):
     return out
 
 
+def test_eval_only_needs_only_the_test_files(dp_train, tmp_path):
+    ck = tmp_path / "ck.safetensors"
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--checkpoint", str(ck), "--json",
+            "--quiet")
+    assert p.returncode == 0, p.stderr
+    test_only = tmp_path / "test-only"
+    test_only.mkdir()
+    for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
+        (test_only / name).symlink_to(os.path.join(DATA, name))
+    e = run(dp_train, "--eval-only", str(ck), "--data", str(test_only), "--json", "--quiet")
+    assert e.returncode == 0, e.stderr
+    assert final_json(e)["test_accuracy"] == final_json(p)["test_accuracy"]
+    # Training still needs its files, and says which one is missing.
+    t = run(dp_train, "--limit", "512", "--epochs", "1", "--data", str(test_only))
+    assert t.returncode == 2
+    assert error_lines(t) and "train-images-idx3-ubyte.gz" in error_lines(t)[0], t.stderr
+
+
 def test_eval_only_agrees_with_pytorch_on_the_same_weights(dp_train, tmp_path):
     # The whole input path (IDX bytes, pixel / 255 as float32, batches of the test set)
     # against PyTorch's evaluation of the checkpoint's weights on the raw test files.
