@@ -39,7 +39,7 @@ dp_result dp_tensor_detach(const dp_tensor* t, dp_tensor** out) {
 dp_result dp_backward(dp_tensor* t, const dp_tensor* grad, int retain_graph) {
   return guard([&] {
     const dp::Tensor& x = unwrap(t, "t");
-    const dp::Tensor g = unwrap_optional(grad, "grad");
+    const dp::Tensor g = unwrap_optional_in(t->ctx, "t", grad, "grad");
     dp::backward({x}, {g}, {.retain_graph = retain_graph != 0});
   });
 }

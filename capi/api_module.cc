@@ -73,6 +73,9 @@ dp::CallbackModule::Forward callback_forward(dp_forward_fn fn, void* user_data, 
     for (size_t i = 0; i < std::min<size_t>(n_out, DP_MAX_OUTPUTS); ++i) {
       if (r == DP_OK && (out[i] == nullptr || out[i]->tag != Tag::kTensor)) {
         r = set_error(DP_ERR_CALLBACK, "outputs[" + std::to_string(i) + "] is not a tensor");
+      } else if (r == DP_OK && out[i]->ctx->rep != ctx->rep) {
+        r = set_error(DP_ERR_CALLBACK, "outputs[" + std::to_string(i) +
+                                           "] belongs to another dp_context than the module");
       }
       if (out[i] && out[i]->tag == Tag::kTensor) {
         if (r == DP_OK) result.push_back(out[i]->rep);
@@ -99,6 +102,14 @@ dp_result entry(const dp_module* m, size_t index, const char** name, dp_tensor**
     if (name) *name = interned;
     if (tensor) *tensor = handle;
   });
+}
+
+// A checkpoint's optimizer (NULL for none), which must be of the module's context.
+dp::Optimizer* opt_in(const dp_module* m, const dp_optimizer* opt) {
+  if (!opt) return nullptr;
+  const dp_optimizer* o = check(opt, "opt");
+  check_same_context(m->ctx, "m", o->ctx, "opt");
+  return o->rep.get();
 }
 
 }  // namespace
@@ -189,6 +200,7 @@ dp_result dp_module_append(dp_module* sequential, dp_module* child) {
   return guard([&] {
     dp_module* s = check(sequential, "sequential");
     dp_module* c = check(child, "child");
+    check_same_context(s->ctx, "sequential", c->ctx, "child");
     auto* seq = dynamic_cast<dp::Sequential*>(s->rep.get());
     DP_CHECK(seq != nullptr, kInvalidArgument,
              "sequential is a " << s->rep->type_name() << ", not a Sequential");
@@ -224,17 +236,25 @@ dp_result dp_module_custom(dp_context* ctx, const dp_custom_module_desc* desc, d
 }
 
 dp_result dp_module_register_parameter(dp_module* m, const char* name, dp_tensor* t) {
-  return guard([&] { unwrap(m, "m").register_parameter(str_arg(name, "name"), unwrap(t, "t")); });
+  return guard([&] {
+    dp_module* h = check(m, "m");
+    h->rep->register_parameter(str_arg(name, "name"), unwrap_in(h->ctx, "m", t, "t"));
+  });
 }
 
 dp_result dp_module_register_buffer(dp_module* m, const char* name, dp_tensor* t) {
-  return guard([&] { unwrap(m, "m").register_buffer(str_arg(name, "name"), unwrap(t, "t")); });
+  return guard([&] {
+    dp_module* h = check(m, "m");
+    h->rep->register_buffer(str_arg(name, "name"), unwrap_in(h->ctx, "m", t, "t"));
+  });
 }
 
 dp_result dp_module_register_child(dp_module* m, const char* name, dp_module* child) {
   return guard([&] {
-    dp::Module& parent = unwrap(m, "m");
-    parent.register_module(str_arg(name, "name"), check(child, "child")->rep);
+    dp_module* parent = check(m, "m");
+    dp_module* c = check(child, "child");
+    check_same_context(parent->ctx, "m", c->ctx, "child");
+    parent->rep->register_module(str_arg(name, "name"), c->rep);
   });
 }
 
@@ -249,7 +269,8 @@ dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inp
              "outputs is NULL but capacity = " << capacity);
     std::vector<dp::Tensor> in;
     for (size_t i = 0; i < n_inputs; ++i) {
-      in.push_back(unwrap(inputs[i], ("inputs[" + std::to_string(i) + "]").c_str()));
+      in.push_back(
+          unwrap_in(h->ctx, "m", inputs[i], ("inputs[" + std::to_string(i) + "]").c_str()));
     }
     std::vector<dp::Tensor> result = (*h->rep)(in);
     DP_CHECK(result.size() <= capacity, kOutOfRange,
@@ -263,7 +284,7 @@ dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inp
 dp_result dp_module_forward1(dp_module* m, dp_tensor* input, dp_tensor** output) {
   return guard([&] {
     dp_module* h = check(m, "m");
-    const dp::Tensor& x = unwrap(input, "input");
+    const dp::Tensor& x = unwrap_in(h->ctx, "m", input, "input");
     out_ptr(output, "output");
     std::vector<dp::Tensor> result = (*h->rep)({x});
     DP_CHECK(result.size() == 1, kOutOfRange,
@@ -346,8 +367,9 @@ dp_result dp_module_load(dp_module* m, const char* path) {
 dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt, const char* path,
                              const dp_metadata_entry* metadata, size_t n_metadata) {
   return guard([&] {
-    const dp::Module& module = unwrap(m, "m");
-    const dp::Optimizer* o = opt ? check(opt, "opt")->rep.get() : nullptr;
+    const dp_module* h = check(m, "m");
+    const dp::Module& module = *h->rep;
+    const dp::Optimizer* o = opt_in(h, opt);
     DP_CHECK(metadata != nullptr || n_metadata == 0, kInvalidArgument,
              "metadata is NULL but n_metadata = " << n_metadata);
     std::map<std::string, std::string> meta;
@@ -362,8 +384,9 @@ dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt, const 
 
 dp_result dp_checkpoint_load(dp_module* m, dp_optimizer* opt, const char* path) {
   return guard([&] {
-    dp::Module& module = unwrap(m, "m");
-    dp::Optimizer* o = opt ? check(opt, "opt")->rep.get() : nullptr;
+    const dp_module* h = check(m, "m");
+    dp::Module& module = *h->rep;
+    dp::Optimizer* o = opt_in(h, opt);
     dp::load_checkpoint(module, o, str_arg(path, "path"), nullptr);
   });
 }

@@ -44,7 +44,7 @@ dp_result binary(const char* op, const dp_tensor* a, const dp_tensor* b, dp_tens
     const dp::Tensor* tb = nullptr;
     checking_args_of(op, [&] {
       ta = &unwrap(a, na);
-      tb = &unwrap(b, nb);
+      tb = &unwrap_in(a->ctx, na, b, nb);
       out_ptr(out, "out");
     });
     *out = wrap(f(*ta, *tb), a->ctx);
@@ -121,7 +121,7 @@ dp_result dp_op_linear(const dp_tensor* x, const dp_tensor* weight, const dp_ten
                        dp_tensor** out) {
   return binary("linear", x, weight, out, "x", "weight",
                 [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-                  return ops::linear(tx, tw, unwrap_optional(bias, "linear: bias"));
+                  return ops::linear(tx, tw, unwrap_optional_in(x->ctx, "x", bias, "linear: bias"));
                 });
 }
 dp_result dp_op_softmax(const dp_tensor* x, int32_t dim, dp_tensor** out) {
@@ -137,8 +137,8 @@ dp_result dp_op_conv2d(const dp_tensor* x, const dp_tensor* weight, const dp_ten
                        dp_tensor** out) {
   return binary("conv2d", x, weight, out, "x", "weight",
                 [&](const dp::Tensor& tx, const dp::Tensor& tw) {
-                  return ops::conv2d(tx, tw, unwrap_optional(bias, "conv2d: bias"), stride_h,
-                                     stride_w, pad_h, pad_w);
+                  return ops::conv2d(tx, tw, unwrap_optional_in(x->ctx, "x", bias, "conv2d: bias"),
+                                     stride_h, stride_w, pad_h, pad_w);
                 });
 }
 dp_result dp_op_max_pool2d(const dp_tensor* x, int32_t kernel_h, int32_t kernel_w, int32_t stride_h,
@@ -157,10 +157,13 @@ dp_result dp_op_batch_norm(const dp_tensor* x, const dp_tensor* weight, const dp
                            dp_tensor* running_mean, dp_tensor* running_var, int training,
                            double momentum, double eps, dp_tensor** out) {
   return unary("batch_norm", x, out, [&](const dp::Tensor& t) {
+    auto optional = [&](const dp_tensor* h, const char* arg) {
+      return unwrap_optional_in(x->ctx, "x", h, arg);
+    };
     return ops::batch_norm(
-        t, unwrap_optional(weight, "batch_norm: weight"), unwrap_optional(bias, "batch_norm: bias"),
-        unwrap_optional(running_mean, "batch_norm: running_mean"),
-        unwrap_optional(running_var, "batch_norm: running_var"), training != 0, momentum, eps);
+        t, optional(weight, "batch_norm: weight"), optional(bias, "batch_norm: bias"),
+        optional(running_mean, "batch_norm: running_mean"),
+        optional(running_var, "batch_norm: running_var"), training != 0, momentum, eps);
   });
 }
 dp_result dp_op_dropout(const dp_tensor* x, double p, int training, uint64_t seed,
@@ -201,8 +204,10 @@ dp_result dp_op_cat(const dp_tensor* const* tensors, size_t n, int32_t dim, dp_t
     DP_CHECK(tensors != nullptr && n > 0, kInvalidArgument,
              "cat: tensors is " << (tensors ? "empty" : "NULL") << " (n = " << n << ")");
     std::vector<dp::Tensor> ts;
-    for (size_t i = 0; i < n; ++i) {
-      ts.push_back(unwrap(tensors[i], ("cat: tensors[" + std::to_string(i) + "]").c_str()));
+    ts.push_back(unwrap(tensors[0], "cat: tensors[0]"));
+    for (size_t i = 1; i < n; ++i) {
+      const std::string arg = "cat: tensors[" + std::to_string(i) + "]";
+      ts.push_back(unwrap_in(tensors[0]->ctx, "tensors[0]", tensors[i], arg.c_str()));
     }
     out_ptr(out, "cat: out");
     *out = wrap(ops::cat(ts, dim), tensors[0]->ctx);

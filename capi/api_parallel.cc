@@ -10,11 +10,22 @@ using namespace dp::capi;
 
 namespace {
 
-std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const char* arg) {
+// inputs[0..n), each of ctx, the context of the argument named `owner`; with ctx NULL,
+// of inputs[0]'s context.
+std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const char* arg,
+                                      const dp_context* ctx, const char* owner) {
   DP_CHECK(inputs != nullptr || n == 0, kInvalidArgument, arg << " is NULL but its count is " << n);
   std::vector<dp::Tensor> out;
+  const std::string first = std::string(arg) + "[0]";
   for (size_t i = 0; i < n; ++i) {
-    out.push_back(unwrap(inputs[i], (std::string(arg) + "[" + std::to_string(i) + "]").c_str()));
+    const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
+    if (ctx == nullptr) {
+      out.push_back(unwrap(inputs[0], name.c_str()));
+      ctx = inputs[0]->ctx;
+      owner = first.c_str();
+    } else {
+      out.push_back(unwrap_in(ctx, owner, inputs[i], name.c_str()));
+    }
   }
   return out;
 }
@@ -97,7 +108,7 @@ dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* input
   return guard([&] {
     dp_data_parallel* h = check(dp, "dp");
     check_output_array(outputs, capacity, n_outputs);
-    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs");
+    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs", h->ctx, "dp");
     hand_out(h->rep->forward(in, broadcast_flags(broadcast, n_inputs)), h->ctx, outputs, capacity,
              n_outputs);
   });
@@ -186,7 +197,7 @@ dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device
   return guard([&] {
     DP_CHECK(tensors != nullptr || n == 0, kInvalidArgument, "tensors is NULL but n = " << n);
     DP_CHECK(n > 0, kInvalidArgument, "tensors is empty (n = 0)");
-    std::vector<dp::Tensor> ts = unwrap_inputs(tensors, n, "tensors");
+    std::vector<dp::Tensor> ts = unwrap_inputs(tensors, n, "tensors", nullptr, nullptr);
     out_ptr(out, "out");
     std::vector<std::vector<dp::Tensor>> per_replica;
     for (const dp::Tensor& t : ts) per_replica.push_back({t});
@@ -226,10 +237,15 @@ dp_result dp_parallel_apply(dp_module* const* replicas, size_t n, dp_tensor* con
              "inputs_per_replica = " << inputs_per_replica << " times n = " << n << " overflows");
     out_ptr(outputs, "outputs");
     std::vector<std::shared_ptr<dp::Module>> reps;
+    const dp_context* ctx = check(replicas[0], "replicas[0]")->ctx;
     for (size_t i = 0; i < n; ++i) {
-      reps.push_back(check(replicas[i], ("replicas[" + std::to_string(i) + "]").c_str())->rep);
+      const std::string arg = "replicas[" + std::to_string(i) + "]";
+      const dp_module* r = check(replicas[i], arg.c_str());
+      check_same_context(ctx, "replicas[0]", r->ctx, arg.c_str());
+      reps.push_back(r->rep);
     }
-    std::vector<dp::Tensor> flat = unwrap_inputs(inputs, total_inputs, "inputs");
+    std::vector<dp::Tensor> flat =
+        unwrap_inputs(inputs, total_inputs, "inputs", ctx, "replicas[0]");
     std::vector<std::vector<dp::Tensor>> per_replica(n);
     for (size_t i = 0; i < n; ++i) {
       per_replica[i].assign(flat.begin() + i * inputs_per_replica,
@@ -259,7 +275,7 @@ dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, co
   return guard([&] {
     dp_module* m = check(module, "module");
     check_output_array(outputs, capacity, n_outputs);
-    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs");
+    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs", m->ctx, "module");
     DP_CHECK(device_ids == nullptr || n_devices > 0, kInvalidArgument,
              "device_ids is empty (n_devices = 0); pass NULL for every device");
     std::optional<dp::Device> output;

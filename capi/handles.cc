@@ -108,6 +108,13 @@ dp_tensor* check(const dp_tensor* h, const char* arg) {
   return const_cast<dp_tensor*>(h);
 }
 
+void check_same_context(const dp_context* ctx, const char* owner, const dp_context* other,
+                        const char* arg) {
+  DP_CHECK(other->rep == ctx->rep, kInvalidArgument,
+           arg << " belongs to another dp_context than " << owner
+               << " (objects of two contexts cannot be used together)");
+}
+
 dp::Device to_core(dp_device d) {
   return dp::Device{static_cast<dp::DeviceType>(d.type), static_cast<int>(d.index)};
 }

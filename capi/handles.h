@@ -110,6 +110,24 @@ inline dp::Module& unwrap(const dp_module* h, const char* arg) {
 inline dp::Tensor unwrap_optional(const dp_tensor* h, const char* arg) {
   return h ? check(h, arg)->rep : dp::Tensor();
 }
+
+// Objects of two contexts are never used together: each context has its own workers and
+// memory and, on a GPU, its own streams, which nothing orders against another context's.
+// Throws kInvalidArgument naming `arg` unless `other` is `ctx`, the context of the
+// argument named `owner`.
+void check_same_context(const dp_context* ctx, const char* owner, const dp_context* other,
+                        const char* arg);
+// unwrap and unwrap_optional for an argument that must belong to ctx (owner's context).
+inline const dp::Tensor& unwrap_in(const dp_context* ctx, const char* owner, const dp_tensor* h,
+                                   const char* arg) {
+  const dp_tensor* t = check(h, arg);
+  check_same_context(ctx, owner, t->ctx, arg);
+  return t->rep;
+}
+inline dp::Tensor unwrap_optional_in(const dp_context* ctx, const char* owner, const dp_tensor* h,
+                                     const char* arg) {
+  return h ? unwrap_in(ctx, owner, h, arg) : dp::Tensor();
+}
 // A C string argument that must not be NULL.
 inline std::string str_arg(const char* s, const char* arg) {
   DP_CHECK(s != nullptr, kInvalidArgument, arg << " is NULL");

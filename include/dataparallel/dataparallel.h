@@ -16,6 +16,12 @@
  * - Tensors and modules are reference counted (dp_X_retain adds a reference). A handle
  *   keeps its context alive: the context's worker threads stop when the last handle that
  *   needs them is released.
+ * - Tensors, modules and optimizers belong to the context they were made in, and the
+ *   results of calls belong to their inputs' context. One call never takes objects of
+ *   two contexts (each context has its own workers and memory and, on a GPU, its own
+ *   streams, which nothing orders against another context's): that is
+ *   DP_ERR_INVALID_ARGUMENT naming the argument of the other context. Move data between
+ *   contexts through host memory (dp_tensor_to_host, dp_tensor_from_data).
  * - Strings returned as `const char*` are owned by the library; each function says how
  *   long they stay valid.
  * - Option structs start with `size_t struct_size` and have an `..._INIT` macro; fields

@@ -1,6 +1,7 @@
 /* The context, devices, versions and error reporting of the C API. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -250,6 +251,144 @@ static void the_log_data_is_freed_once_when_the_context_ends(void** state) {
   assert_int_equal(rec.calls, 1000);
 }
 
+/* A custom forward that returns the tensor of another context held in user_data. */
+static dp_result forward_returning_foreign(void* user_data, dp_module* self,
+                                           dp_tensor* const* inputs, size_t n_inputs,
+                                           dp_tensor** outputs, size_t max_outputs,
+                                           size_t* n_outputs) {
+  (void)self, (void)inputs, (void)n_inputs, (void)max_outputs;
+  outputs[0] = dp_tensor_retain((dp_tensor*)user_data);
+  *n_outputs = 1;
+  return DP_OK;
+}
+
+static void objects_of_two_contexts_are_refused_naming_the_argument(void** state) {
+  (void)state;
+  dp_context* a = make_context(2);
+  dp_context* b = make_context(2);
+  const float v[4] = {1, 2, 3, 4};
+  const int64_t shape[2] = {2, 2};
+  dp_tensor* xa = make_f32(a, v, shape, 2, cpu_dev(0));
+  dp_tensor* ya = make_f32(a, v, shape, 2, cpu_dev(0));
+  dp_tensor* xb = make_f32(b, v, shape, 2, cpu_dev(0));
+  dp_tensor* out = NULL;
+
+  /* Within one context the same calls work. */
+  ASSERT_OK(dp_op_add(xa, ya, &out));
+  float sum[4];
+  read_f32(out, sum, 4);
+  const float want[4] = {2, 4, 6, 8};
+  assert_close_f32(sum, want, 4, 0, 0);
+  dp_tensor_release(out);
+  out = NULL;
+
+  ASSERT_ERROR(dp_op_add(xa, xb, &out), DP_ERR_INVALID_ARGUMENT,
+               "add: b belongs to another dp_context than a");
+  assert_null(out);
+  ASSERT_ERROR(dp_op_matmul(xb, xa, &out), DP_ERR_INVALID_ARGUMENT,
+               "matmul: b belongs to another dp_context than a");
+  ASSERT_ERROR(dp_op_linear(xa, ya, xb, &out), DP_ERR_INVALID_ARGUMENT,
+               "linear: bias belongs to another dp_context than x");
+  ASSERT_ERROR(dp_op_batch_norm(xa, NULL, NULL, NULL, xb, 1, 0.1, 1e-5, &out),
+               DP_ERR_INVALID_ARGUMENT, "batch_norm: running_var belongs to another dp_context");
+  const dp_tensor* three[3] = {xa, ya, xb};
+  ASSERT_ERROR(dp_op_cat(three, 3, 0, &out), DP_ERR_INVALID_ARGUMENT,
+               "cat: tensors[2] belongs to another dp_context than tensors[0]");
+  dp_tensor* mixed[2] = {xa, xb};
+  ASSERT_ERROR(dp_gather(mixed, 2, cpu_dev(0), 0, &out), DP_ERR_INVALID_ARGUMENT,
+               "tensors[1] belongs to another dp_context than tensors[0]");
+  assert_null(out);
+
+  /* backward with a gradient of the other context. */
+  ASSERT_OK(dp_tensor_set_requires_grad(xa, 1));
+  dp_tensor* loss = NULL;
+  ASSERT_OK(dp_op_mul(xa, ya, &loss));
+  ASSERT_ERROR(dp_backward(loss, xb, 0), DP_ERR_INVALID_ARGUMENT,
+               "grad belongs to another dp_context than t");
+  dp_tensor* grad = NULL;
+  ASSERT_OK(dp_tensor_grad(xa, &grad));
+  assert_null(grad); /* nothing ran */
+  dp_tensor_release(loss);
+
+  /* Modules: inputs, parameters, children, optimizers and DataParallel. */
+  dp_module* la = NULL;
+  dp_module* lb = NULL;
+  dp_module* seq = NULL;
+  ASSERT_OK(dp_module_linear(a, 2, 2, 1, cpu_dev(0), &la));
+  ASSERT_OK(dp_module_linear(b, 2, 2, 1, cpu_dev(0), &lb));
+  ASSERT_OK(dp_module_sequential(a, &seq));
+  ASSERT_ERROR(dp_module_forward1(la, xb, &out), DP_ERR_INVALID_ARGUMENT,
+               "input belongs to another dp_context than m");
+  size_t n_out = 0;
+  ASSERT_ERROR(dp_module_forward(la, mixed + 1, 1, &out, 1, &n_out), DP_ERR_INVALID_ARGUMENT,
+               "inputs[0] belongs to another dp_context than m");
+  ASSERT_ERROR(dp_module_append(seq, lb), DP_ERR_INVALID_ARGUMENT,
+               "child belongs to another dp_context than sequential");
+  ASSERT_ERROR(dp_module_register_child(seq, "b", lb), DP_ERR_INVALID_ARGUMENT,
+               "child belongs to another dp_context than m");
+  dp_tensor* pb = make_f32(b, v, shape, 2, cpu_dev(0));
+  ASSERT_ERROR(dp_module_register_parameter(seq, "p", pb), DP_ERR_INVALID_ARGUMENT,
+               "t belongs to another dp_context than m");
+  ASSERT_ERROR(dp_module_register_buffer(seq, "p", pb), DP_ERR_INVALID_ARGUMENT,
+               "t belongs to another dp_context than m");
+  size_t n_params = 9;
+  ASSERT_OK(dp_module_parameter_count(seq, &n_params));
+  size_t n_buffers = 9;
+  ASSERT_OK(dp_module_buffer_count(seq, &n_buffers));
+  assert_int_equal(n_buffers, 0);
+  assert_int_equal(n_params, 0);        /* nothing was added */
+  ASSERT_OK(dp_module_append(seq, la)); /* a child of its own context is taken */
+
+  dp_optimizer* opt_b = NULL;
+  ASSERT_OK(dp_optimizer_sgd(lb, NULL, &opt_b));
+  ASSERT_ERROR(dp_checkpoint_save(la, opt_b, "never-written.safetensors", NULL, 0),
+               DP_ERR_INVALID_ARGUMENT, "opt belongs to another dp_context than m");
+  ASSERT_ERROR(dp_checkpoint_load(la, opt_b, "never-read.safetensors"), DP_ERR_INVALID_ARGUMENT,
+               "opt belongs to another dp_context than m");
+  assert_int_equal(access("never-written.safetensors", F_OK), -1);
+
+  dp_data_parallel* dpw = NULL;
+  ASSERT_OK(dp_data_parallel_create(la, NULL, 0, NULL, 0, NULL, &dpw));
+  ASSERT_ERROR(dp_data_parallel_forward(dpw, mixed + 1, NULL, 1, &out, 1, &n_out),
+               DP_ERR_INVALID_ARGUMENT, "inputs[0] belongs to another dp_context than dp");
+  ASSERT_ERROR(dp_data_parallel_apply(la, mixed, NULL, 2, NULL, 0, NULL, 0, &out, 1, &n_out),
+               DP_ERR_INVALID_ARGUMENT, "inputs[1] belongs to another dp_context than module");
+  dp_module* reps[2] = {la, lb};
+  dp_tensor* outs[2] = {NULL, NULL};
+  const dp_device devs[2] = {cpu_dev(0), cpu_dev(1)};
+  ASSERT_ERROR(dp_parallel_apply(reps, 2, mixed, 1, devs, outs), DP_ERR_INVALID_ARGUMENT,
+               "replicas[1] belongs to another dp_context than replicas[0]");
+  reps[1] = la;
+  ASSERT_ERROR(dp_parallel_apply(reps, 2, mixed, 1, devs, outs), DP_ERR_INVALID_ARGUMENT,
+               "inputs[1] belongs to another dp_context than replicas[0]");
+  assert_null(outs[0]);
+  assert_null(outs[1]);
+
+  /* A custom forward that returns another context's tensor fails the forward. */
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.type_name = "Foreign";
+  desc.forward = forward_returning_foreign;
+  desc.user_data = xb;
+  dp_module* custom = NULL;
+  ASSERT_OK(dp_module_custom(a, &desc, &custom));
+  ASSERT_ERROR(dp_module_forward1(custom, xa, &out), DP_ERR_CALLBACK,
+               "outputs[0] belongs to another dp_context than the module");
+  assert_null(out);
+
+  dp_module_release(custom);
+  dp_data_parallel_release(dpw);
+  dp_optimizer_release(opt_b);
+  dp_tensor_release(pb);
+  dp_module_release(seq);
+  dp_module_release(lb);
+  dp_module_release(la);
+  dp_tensor_release(xb);
+  dp_tensor_release(ya);
+  dp_tensor_release(xa);
+  dp_context_release(b);
+  dp_context_release(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(version_number_matches_the_header_macros),
@@ -265,6 +404,7 @@ int main(void) {
       cmocka_unit_test(last_error_is_per_thread_and_kept_until_the_next_failure),
       cmocka_unit_test(a_tensor_keeps_its_context_alive_after_context_release),
       cmocka_unit_test(the_log_data_is_freed_once_when_the_context_ends),
+      cmocka_unit_test(objects_of_two_contexts_are_refused_naming_the_argument),
   };
   return cmocka_run_group_tests_name("context", tests, NULL, NULL);
 }

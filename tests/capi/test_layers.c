@@ -857,17 +857,17 @@ static dp_result identity_forward(void* user_data, dp_module* self, dp_tensor* c
   return DP_OK;
 }
 
-static void custom_module_outlives_the_handles_of_its_context(void** state) {
-  dp_context* ctx = (dp_context*)*state;
+static void custom_module_outlives_the_users_handles_of_its_context(void** state) {
+  (void)state;
   dp_context* other = make_context(1);
   dp_module* custom = make_custom(other, identity_forward, NULL);
   dp_module* seq = NULL;
-  ASSERT_OK(dp_module_sequential(ctx, &seq));
+  ASSERT_OK(dp_module_sequential(other, &seq));
   ASSERT_OK(dp_module_append(seq, custom));
-  /* The Sequential holds the module; the user lets go of it and of its context. */
+  dp_tensor* x = fixture_tensor(other, FIXTURE(LINEAR_X), 0);
+  /* The Sequential holds the module; the user lets go of it and of the context. */
   dp_module_release(custom);
   dp_context_release(other);
-  dp_tensor* x = fixture_tensor(ctx, FIXTURE(LINEAR_X), 0);
   dp_tensor* y = NULL;
   ASSERT_OK(dp_module_forward1(seq, x, &y));
   float got[64], want[64];
@@ -939,7 +939,7 @@ int main(void) {
       cmocka_unit_test(custom_module_forward_equals_the_same_ops_called_directly),
       cmocka_unit_test(custom_module_destroy_runs_once_when_the_last_reference_goes),
       cmocka_unit_test(custom_module_forward_error_fails_forward_with_its_code_and_message),
-      cmocka_unit_test(custom_module_outlives_the_handles_of_its_context),
+      cmocka_unit_test(custom_module_outlives_the_users_handles_of_its_context),
       cmocka_unit_test(custom_module_error_without_a_message_does_not_report_an_older_one),
   };
   return cmocka_run_group_tests_name("layers", tests, setup, teardown);
