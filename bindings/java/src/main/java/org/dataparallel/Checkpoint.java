@@ -2,6 +2,7 @@ package org.dataparallel;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Objects;
 import org.dataparallel.swig.CApi;
 
 /**
@@ -11,6 +12,11 @@ import org.dataparallel.swig.CApi;
  */
 public final class Checkpoint {
   private Checkpoint() {}
+
+  /** The text of an argument named "path": a null one is a NullPointerException. */
+  static String pathString(Path path) {
+    return Objects.requireNonNull(path, "path").toString();
+  }
 
   /** Saves the module, the optimizer (may be null) and metadata (may be null). */
   public static void save(
@@ -25,17 +31,17 @@ public final class Checkpoint {
       }
     }
     CApi.dp_checkpoint_save(
-        module.handle(), optimizer == null ? null : optimizer.handle(), path.toString(), pairs);
+        Handle.of(module, "module"), Handle.ofNullable(optimizer), pathString(path), pairs);
   }
 
   /** Restores the module and the optimizer (may be null; of the kind that saved it). */
   public static void load(Path path, Module module, Optimizer optimizer) {
     CApi.dp_checkpoint_load(
-        module.handle(), optimizer == null ? null : optimizer.handle(), path.toString());
+        Handle.of(module, "module"), Handle.ofNullable(optimizer), pathString(path));
   }
 
   /** Metadata {@code key} of a checkpoint (OUT_OF_RANGE when absent). */
   public static String metadata(Path path, String key) {
-    return CApi.dp_checkpoint_metadata_string(path.toString(), key);
+    return CApi.dp_checkpoint_metadata_string(pathString(path), key);
   }
 }

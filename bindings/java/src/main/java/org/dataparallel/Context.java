@@ -126,7 +126,7 @@ public final class Context extends Handle<dp_context> {
 
   /** E.g. "cpu:1 (virtual CPU device, 1 thread)". */
   public String deviceName(Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       return CApi.dp_device_name_string(handle(), d);
     } finally {
@@ -136,7 +136,7 @@ public final class Context extends Handle<dp_context> {
 
   /** {free, total} bytes of a device. */
   public long[] deviceMemory(Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       return CApi.dp_device_memory(handle(), d);
     } finally {
@@ -146,7 +146,7 @@ public final class Context extends Handle<dp_context> {
 
   /** Waits until the queued work on a device has finished. */
   public void synchronize(Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       CApi.dp_device_synchronize(handle(), d);
     } finally {
@@ -155,6 +155,9 @@ public final class Context extends Handle<dp_context> {
   }
 
   dp_context native_() { return handle(); }
+
+  /** The proxy of an argument named "ctx": a null one is a NullPointerException. */
+  static dp_context nativeOf(Context ctx) { return of(ctx, "ctx"); }
 
   @Override
   public String toString() {

@@ -133,7 +133,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
   public Tensor forward(Tensor input) {
     dp_data_parallel h = handle();
     Tensor[] out = Tensor.wrap(CApi.dp_data_parallel_forward(
-        h, new org.dataparallel.swig.dp_tensor[] {input.handle()}, null));
+        h, new org.dataparallel.swig.dp_tensor[] {of(input, "input")}, null));
     if (out.length != 1) {
       for (Tensor t : out) t.close();
       throw new DataParallelException(
@@ -147,7 +147,8 @@ public final class DataParallel extends Handle<dp_data_parallel> {
 
   /** As forwardAll; broadcast[i] copies input i whole to every device instead of splitting. */
   public Tensor[] forwardAll(Tensor[] inputs, boolean[] broadcast) {
-    return Tensor.wrap(CApi.dp_data_parallel_forward(handle(), Tensor.handles(inputs), broadcast));
+    return Tensor.wrap(
+        CApi.dp_data_parallel_forward(handle(), Tensor.handles("inputs", inputs), broadcast));
   }
 
   /** The wrapped module (the object passed to the builder). */
@@ -161,9 +162,9 @@ public final class DataParallel extends Handle<dp_data_parallel> {
   }
 
   /** The module's state under its own names (no "module." prefix), as safetensors. */
-  public void save(Path path) { CApi.dp_data_parallel_save(handle(), path.toString()); }
+  public void save(Path path) { CApi.dp_data_parallel_save(handle(), Checkpoint.pathString(path)); }
 
-  public void load(Path path) { CApi.dp_data_parallel_load(handle(), path.toString()); }
+  public void load(Path path) { CApi.dp_data_parallel_load(handle(), Checkpoint.pathString(path)); }
 
   /** Phase times of the last forward (and its backward), the totals, and the forwards counted. */
   public record Stats(PhaseTimes last, PhaseTimes total, long calls) {}

@@ -1,6 +1,7 @@
 package org.dataparallel;
 
 import java.util.List;
+import java.util.Objects;
 import org.dataparallel.swig.dp_device;
 
 /** A device: its type and its index among the context's devices of that type. */
@@ -45,6 +46,11 @@ public record Device(DeviceType type, int index) {
   @Override
   public String toString() {
     return (type == DeviceType.CPU ? "cpu:" : "cuda:") + index;
+  }
+
+  /** The native struct of an argument named "device": a null one is a NullPointerException. */
+  static dp_device nativeOf(Device device) {
+    return Objects.requireNonNull(device, "device").toNative();
   }
 
   /** A dp_device struct (owned by its proxy). */

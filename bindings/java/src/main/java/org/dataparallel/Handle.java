@@ -1,5 +1,6 @@
 package org.dataparallel;
 
+import java.util.Objects;
 import org.dataparallel.swig.CApi;
 
 /**
@@ -23,6 +24,19 @@ abstract class Handle<H extends CApi.Pointer> implements AutoCloseable {
       throw new DataParallelException(ErrorCode.STATE, getClass().getSimpleName() + " is closed");
     }
     return handle;
+  }
+
+  /**
+   * The proxy of a required argument {@code h}, named {@code name}: a null argument is a
+   * NullPointerException naming it, a closed one a STATE exception.
+   */
+  static <H extends CApi.Pointer> H of(Handle<H> h, String name) {
+    return Objects.requireNonNull(h, name).handle();
+  }
+
+  /** The proxy of an optional argument, or null for null. */
+  static <H extends CApi.Pointer> H ofNullable(Handle<H> h) {
+    return h == null ? null : h.handle();
   }
 
   /** Whether close() was called. */

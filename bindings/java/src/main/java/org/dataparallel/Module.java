@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_device;
 import org.dataparallel.swig.dp_module;
@@ -26,10 +27,10 @@ public class Module extends Handle<dp_module> {
 
   public static Module linear(
       Context ctx, long inFeatures, long outFeatures, boolean bias, Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       return new Module(
-          CApi.dp_module_linear(ctx.native_(), inFeatures, outFeatures, bias ? 1 : 0, d));
+          CApi.dp_module_linear(Context.nativeOf(ctx), inFeatures, outFeatures, bias ? 1 : 0, d));
     } finally {
       d.delete();
     }
@@ -42,28 +43,34 @@ public class Module extends Handle<dp_module> {
 
   public static Module conv2d(Context ctx, long inChannels, long outChannels, int kernel,
       int stride, int padding, boolean bias, Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
-      return new Module(CApi.dp_module_conv2d(ctx.native_(), inChannels, outChannels, kernel,
-          kernel, stride, stride, padding, padding, bias ? 1 : 0, d));
+      return new Module(CApi.dp_module_conv2d(Context.nativeOf(ctx), inChannels, outChannels,
+          kernel, kernel, stride, stride, padding, padding, bias ? 1 : 0, d));
     } finally {
       d.delete();
     }
   }
 
-  public static Module relu(Context ctx) { return new Module(CApi.dp_module_relu(ctx.native_())); }
+  public static Module relu(Context ctx) {
+    return new Module(CApi.dp_module_relu(Context.nativeOf(ctx)));
+  }
 
   /** The exact (erf) GELU. */
-  public static Module gelu(Context ctx) { return new Module(CApi.dp_module_gelu(ctx.native_())); }
+  public static Module gelu(Context ctx) {
+    return new Module(CApi.dp_module_gelu(Context.nativeOf(ctx)));
+  }
 
-  public static Module tanh(Context ctx) { return new Module(CApi.dp_module_tanh(ctx.native_())); }
+  public static Module tanh(Context ctx) {
+    return new Module(CApi.dp_module_tanh(Context.nativeOf(ctx)));
+  }
 
   public static Module sigmoid(Context ctx) {
-    return new Module(CApi.dp_module_sigmoid(ctx.native_()));
+    return new Module(CApi.dp_module_sigmoid(Context.nativeOf(ctx)));
   }
 
   public static Module dropout(Context ctx, double p) {
-    return new Module(CApi.dp_module_dropout(ctx.native_(), p));
+    return new Module(CApi.dp_module_dropout(Context.nativeOf(ctx), p));
   }
 
   /** BatchNorm over [N, C] (eps 1e-5, momentum 0.1), on cpu:0. */
@@ -82,37 +89,38 @@ public class Module extends Handle<dp_module> {
     if (dims != 1 && dims != 2) {
       throw new IllegalArgumentException("batchNorm: dims = " + dims + " is neither 1 nor 2");
     }
-    java.util.Objects.requireNonNull(ctx, "ctx");
-    dp_device d = java.util.Objects.requireNonNull(device, "device").toNative();
+    Objects.requireNonNull(ctx, "ctx");
+    dp_device d = Device.nativeOf(device);
     try {
       return new Module(dims == 1
-              ? CApi.dp_module_batchnorm1d(ctx.native_(), numFeatures, eps, momentum, d)
-              : CApi.dp_module_batchnorm2d(ctx.native_(), numFeatures, eps, momentum, d));
+              ? CApi.dp_module_batchnorm1d(Context.nativeOf(ctx), numFeatures, eps, momentum, d)
+              : CApi.dp_module_batchnorm2d(Context.nativeOf(ctx), numFeatures, eps, momentum, d));
     } finally {
       d.delete();
     }
   }
 
   public static Module maxPool2d(Context ctx, int kernel, int stride, int padding) {
-    return new Module(
-        CApi.dp_module_maxpool2d(ctx.native_(), kernel, kernel, stride, stride, padding, padding));
+    return new Module(CApi.dp_module_maxpool2d(
+        Context.nativeOf(ctx), kernel, kernel, stride, stride, padding, padding));
   }
 
   public static Module avgPool2d(Context ctx, int kernel, int stride, int padding) {
-    return new Module(
-        CApi.dp_module_avgpool2d(ctx.native_(), kernel, kernel, stride, stride, padding, padding));
+    return new Module(CApi.dp_module_avgpool2d(
+        Context.nativeOf(ctx), kernel, kernel, stride, stride, padding, padding));
   }
 
   /** Flattens dims startDim..endDim (PyTorch's nn.Flatten: 1, -1). */
   public static Module flatten(Context ctx, int startDim, int endDim) {
-    return new Module(CApi.dp_module_flatten(ctx.native_(), startDim, endDim));
+    return new Module(CApi.dp_module_flatten(Context.nativeOf(ctx), startDim, endDim));
   }
 
   public static Module embedding(
       Context ctx, long numEmbeddings, long embeddingDim, Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
-      return new Module(CApi.dp_module_embedding(ctx.native_(), numEmbeddings, embeddingDim, d));
+      return new Module(
+          CApi.dp_module_embedding(Context.nativeOf(ctx), numEmbeddings, embeddingDim, d));
     } finally {
       d.delete();
     }
@@ -122,12 +130,12 @@ public class Module extends Handle<dp_module> {
 
   /** One input, one output (on the worker of the module's device). */
   public Tensor forward(Tensor input) {
-    return new Tensor(CApi.dp_module_forward1(handle(), input.handle()));
+    return new Tensor(CApi.dp_module_forward1(handle(), of(input, "input")));
   }
 
   /** Any number of inputs and outputs. */
   public Tensor[] forwardAll(Tensor... inputs) {
-    return Tensor.wrap(CApi.dp_module_forward(handle(), Tensor.handles(inputs)));
+    return Tensor.wrap(CApi.dp_module_forward(handle(), Tensor.handles("inputs", inputs)));
   }
 
   // ---- state ----
@@ -147,7 +155,7 @@ public class Module extends Handle<dp_module> {
 
   /** Moves every parameter and buffer to {@code device}; create optimizers afterwards. */
   public Module to(Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       CApi.dp_module_to(handle(), d);
     } finally {
@@ -191,10 +199,10 @@ public class Module extends Handle<dp_module> {
   public Tensor get(String name) { return new Tensor(CApi.dp_module_get(handle(), name)); }
 
   /** Every parameter and buffer as safetensors (PyTorch reads it). */
-  public void save(Path path) { CApi.dp_module_save(handle(), path.toString()); }
+  public void save(Path path) { CApi.dp_module_save(handle(), Checkpoint.pathString(path)); }
 
   /** Loads a safetensors file; names, dtypes and shapes must match (nothing changes if not). */
-  public void load(Path path) { CApi.dp_module_load(handle(), path.toString()); }
+  public void load(Path path) { CApi.dp_module_load(handle(), Checkpoint.pathString(path)); }
 
   @Override
   public String toString() {

@@ -2,6 +2,7 @@ package org.dataparallel;
 
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_adam_options;
+import org.dataparallel.swig.dp_module;
 import org.dataparallel.swig.dp_optimizer;
 import org.dataparallel.swig.dp_sgd_options;
 
@@ -80,7 +81,7 @@ public final class Optimizer extends Handle<dp_optimizer> {
         o.setDampening(values[2]);
         o.setWeight_decay(values[3]);
         o.setNesterov(nesterov ? 1 : 0);
-        return new Optimizer(CApi.dp_optimizer_sgd(module.handle(), o));
+        return new Optimizer(CApi.dp_optimizer_sgd(Handle.of(module, "module"), o));
       } finally {
         o.delete();
       }
@@ -121,8 +122,9 @@ public final class Optimizer extends Handle<dp_optimizer> {
     }
 
     public Optimizer build() {
-      return new Optimizer(decoupled ? CApi.dp_optimizer_adamw(module.handle(), options)
-                                     : CApi.dp_optimizer_adam(module.handle(), options));
+      dp_module m = Handle.of(module, "module");
+      return new Optimizer(
+          decoupled ? CApi.dp_optimizer_adamw(m, options) : CApi.dp_optimizer_adam(m, options));
     }
   }
 }

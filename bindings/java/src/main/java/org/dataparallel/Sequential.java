@@ -15,12 +15,12 @@ public final class Sequential extends Module {
 
   /** An empty Sequential. */
   public static Sequential create(Context ctx) {
-    return new Sequential(CApi.dp_module_sequential(ctx.native_()));
+    return new Sequential(CApi.dp_module_sequential(Context.nativeOf(ctx)));
   }
 
   /** Appends a child (the Sequential keeps its own reference). Returns this. */
   public Sequential append(Module child) {
-    CApi.dp_module_append(handle(), child.handle());
+    CApi.dp_module_append(handle(), of(child, "child"));
     return this;
   }
 
@@ -39,13 +39,13 @@ public final class Sequential extends Module {
 
     /** The device of the layers added after this call. */
     public Builder device(Device device) {
-      this.device = device;
+      this.device = java.util.Objects.requireNonNull(device, "device");
       return this;
     }
 
     /** Appends a module (the Sequential keeps its own reference; close yours when done). */
     public Builder add(Module module) {
-      sequential.append(module);
+      sequential.append(java.util.Objects.requireNonNull(module, "module"));
       return this;
     }
 

@@ -27,9 +27,11 @@ public final class Tensor extends Handle<dp_tensor> {
     return t;
   }
 
-  static dp_tensor[] handles(Tensor... tensors) {
+  /** The proxies of an argument array named {@code name}: null elements are named too. */
+  static dp_tensor[] handles(String name, Tensor... tensors) {
+    Objects.requireNonNull(tensors, name);
     dp_tensor[] h = new dp_tensor[tensors.length];
-    for (int i = 0; i < tensors.length; ++i) h[i] = tensors[i].handle();
+    for (int i = 0; i < tensors.length; ++i) h[i] = of(tensors[i], name + "[" + i + "]");
     return h;
   }
 
@@ -125,7 +127,7 @@ public final class Tensor extends Handle<dp_tensor> {
   private static dp_device nativeDevice(Context ctx, Device device, long[] shape) {
     Objects.requireNonNull(ctx, "ctx");
     Objects.requireNonNull(shape, "shape");
-    return Objects.requireNonNull(device, "device").toNative();
+    return Device.nativeOf(device);
   }
 
   private static Tensor fromData(
@@ -282,7 +284,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** A copy on {@code device} (differentiable). */
   public Tensor to(Device device) {
-    dp_device d = device.toNative();
+    dp_device d = Device.nativeOf(device);
     try {
       return new Tensor(CApi.dp_tensor_to_device(handle(), d));
     } finally {
@@ -318,22 +320,30 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Backpropagates with d(loss)/d(this) = grad; retainGraph keeps the graph for another. */
   public void backward(Tensor grad, boolean retainGraph) {
-    CApi.dp_backward(handle(), grad == null ? null : grad.handle(), retainGraph ? 1 : 0);
+    CApi.dp_backward(handle(), ofNullable(grad), retainGraph ? 1 : 0);
   }
 
   // ---- ops ----
 
-  public Tensor add(Tensor other) { return new Tensor(CApi.dp_op_add(handle(), other.handle())); }
+  public Tensor add(Tensor other) {
+    return new Tensor(CApi.dp_op_add(handle(), of(other, "other")));
+  }
 
   public Tensor add(double value) { return new Tensor(CApi.dp_op_add_scalar(handle(), value)); }
 
-  public Tensor sub(Tensor other) { return new Tensor(CApi.dp_op_sub(handle(), other.handle())); }
+  public Tensor sub(Tensor other) {
+    return new Tensor(CApi.dp_op_sub(handle(), of(other, "other")));
+  }
 
-  public Tensor mul(Tensor other) { return new Tensor(CApi.dp_op_mul(handle(), other.handle())); }
+  public Tensor mul(Tensor other) {
+    return new Tensor(CApi.dp_op_mul(handle(), of(other, "other")));
+  }
 
   public Tensor mul(double factor) { return new Tensor(CApi.dp_op_scale(handle(), factor)); }
 
-  public Tensor div(Tensor other) { return new Tensor(CApi.dp_op_div(handle(), other.handle())); }
+  public Tensor div(Tensor other) {
+    return new Tensor(CApi.dp_op_div(handle(), of(other, "other")));
+  }
 
   public Tensor neg() { return new Tensor(CApi.dp_op_neg(handle())); }
 
@@ -367,7 +377,7 @@ public final class Tensor extends Handle<dp_tensor> {
   public Tensor argmax(int dim) { return new Tensor(CApi.dp_op_argmax(handle(), dim)); }
 
   public Tensor matmul(Tensor other) {
-    return new Tensor(CApi.dp_op_matmul(handle(), other.handle()));
+    return new Tensor(CApi.dp_op_matmul(handle(), of(other, "other")));
   }
 
   public Tensor softmax(int dim) { return new Tensor(CApi.dp_op_softmax(handle(), dim)); }

@@ -73,6 +73,53 @@ class LifecycleTest {
     }
   }
 
+  static void assertNullNamed(String name, Executable call) {
+    NullPointerException e = assertThrows(NullPointerException.class, call, name);
+    assertEquals(name, e.getMessage());
+  }
+
+  @Test
+  void nullArgumentsOfOpsModulesAndFilesAreNamed() {
+    try (Context ctx = TestSupport.context(); Module m = Module.linear(ctx, 2, 2);
+         Tensor x = Tensor.zeros(ctx, 1, 2); Sequential seq = Sequential.create(ctx);
+         DataParallel dp = DataParallel.builder(m).build()) {
+      assertNullNamed("other", () -> x.add(null));
+      assertNullNamed("other", () -> x.matmul(null));
+      assertNullNamed("x", () -> Ops.linear(null, x, null));
+      assertNullNamed("weight", () -> Ops.conv2d(x, null, null, 1, 0));
+      assertNullNamed("target", () -> Ops.crossEntropy(x, null));
+      assertNullNamed("tensors[1]", () -> Ops.cat(0, x, null));
+      assertNullNamed("tensors", () -> Ops.cat(0, (Tensor[]) null));
+      assertNullNamed("input", () -> m.forward(null));
+      assertNullNamed("inputs[0]", () -> m.forwardAll((Tensor) null));
+      assertNullNamed("input", () -> dp.forward(null));
+      assertNullNamed("inputs[1]", () -> dp.forwardAll(x, null));
+      assertNullNamed("ctx", () -> Module.relu(null));
+      assertNullNamed("ctx", () -> Module.linear(null, 2, 2));
+      assertNullNamed("device", () -> Module.linear(ctx, 2, 2, true, null));
+      assertNullNamed("device", () -> m.to(null));
+      assertNullNamed("device", () -> x.to((Device) null));
+      assertNullNamed("device", () -> ctx.deviceName(null));
+      assertNullNamed("child", () -> seq.append(null));
+      assertNullNamed("module", () -> Sequential.builder(ctx).add(null));
+      assertNullNamed("path", () -> m.save(null));
+      assertNullNamed("path", () -> dp.load(null));
+      assertNullNamed("path", () -> Checkpoint.save(null, m, null, null));
+      assertNullNamed("module", () -> Checkpoint.load(Path.of("x.safetensors"), null, null));
+    }
+  }
+
+  @Test
+  void tensorsOfTwoContextsAreRefusedNamingTheArgument() {
+    try (Context a = TestSupport.context(); Context b = TestSupport.context();
+         Tensor x = Tensor.zeros(a, 2); Tensor y = Tensor.zeros(b, 2)) {
+      DataParallelException e = assertThrows(DataParallelException.class, () -> x.add(y));
+      assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
+      assertTrue(e.getMessage().startsWith("add: b belongs to another dp_context than a"),
+          e.getMessage());
+    }
+  }
+
   @Test
   void closingTwiceIsSafeAndUseAfterCloseThrows() {
     Context ctx = TestSupport.context();
