@@ -1,6 +1,11 @@
 #include "io/checkpoint.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 
 #include "autograd/grad_mode.h"
@@ -13,6 +18,31 @@ namespace dp {
 namespace {
 
 constexpr const char* kOptimizerPrefix = "optimizer/";
+// The optimizer's learning rate, which a schedule may have changed since it was made: a
+// load restores it, as PyTorch's optimizer.load_state_dict restores its param_groups.
+constexpr const char* kLrKey = "optimizer_lr";
+
+std::string lr_text(double lr) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", lr);  // reads back to the same double
+  return buf;
+}
+
+// The learning rate a file records, checked as set_lr would check it; nullopt when the
+// file predates the key.
+std::optional<double> saved_lr(const std::map<std::string, std::string>& meta,
+                               const std::string& path) {
+  auto it = meta.find(kLrKey);
+  if (it == meta.end()) return std::nullopt;
+  const char* text = it->second.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double lr = std::strtod(text, &end);
+  DP_CHECK(end != text && *end == '\0' && errno == 0 && std::isfinite(lr) && lr >= 0, kFormat,
+           "\"" << path << "\": " << kLrKey << " = \"" << it->second
+                << "\" is not a learning rate (a finite number >= 0)");
+  return lr;
+}
 
 bool is_optimizer_entry(const std::string& name) {
   return name.rfind(kOptimizerPrefix, 0) == 0;
@@ -80,8 +110,9 @@ void save_checkpoint(const Module& module, const Optimizer* optimizer, const std
   if (optimizer) {
     check_optimizer_of(module, *optimizer);
     own["optimizer"] = const_cast<Optimizer*>(optimizer)->kind();
+    own[kLrKey] = lr_text(optimizer->lr());
   }
-  for (const char* key : {"format", "producer", "optimizer"}) {
+  for (const char* key : {"format", "producer", "optimizer", kLrKey}) {
     auto it = metadata.find(key);
     if (it == metadata.end()) continue;
     DP_CHECK(own.count(key) && own.at(key) == it->second, kInvalidArgument,
@@ -114,6 +145,7 @@ void save_checkpoint(const Module& module, const Optimizer* optimizer, const std
 void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& path,
                      std::map<std::string, std::string>* metadata) {
   if (optimizer) check_optimizer_of(module, *optimizer);
+  std::optional<double> lr;  // the file's learning rate, for the optimizer
   std::map<std::string, std::string> meta;
   const auto entries = load_safetensors(path, &meta);
   check_module_entries(module, path, entries);
@@ -123,6 +155,7 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
     DP_CHECK(it->second == optimizer->kind(), kFormat,
              "\"" << path << "\" holds " << it->second << " state but the optimizer is "
                   << optimizer->kind());
+    lr = saved_lr(meta, path);
     const auto& params = optimizer->params();
     std::set<std::string> known;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -195,6 +228,7 @@ void load_checkpoint(Module& module, Optimizer* optimizer, const std::string& pa
         }
       }
     }
+    if (lr) optimizer->set_lr(*lr);
   }
   if (metadata) *metadata = std::move(meta);
 }

@@ -725,9 +725,11 @@ typedef struct dp_metadata_entry {
  * (so dp_module_load and PyTorch read it), the optimizer's state if `opt` is not NULL
  * (entries "optimizer/<i>/<slot>" for parameter i; slots as PyTorch names them; `opt`
  * must be over parameters of `m`, all or some: DP_ERR_INVALID_ARGUMENT otherwise), and
- * n_metadata string pairs (copied into the file's __metadata__). The keys "format",
- * "producer" and "optimizer" are the library's own: a pair may repeat their value but not
- * contradict it (DP_ERR_INVALID_ARGUMENT). Names, keys and values must be valid UTF-8
+ * n_metadata string pairs (copied into the file's __metadata__). With `opt`, the file
+ * also records the optimizer's learning rate (metadata "optimizer_lr", which
+ * dp_checkpoint_load restores, as PyTorch's optimizer state_dict keeps its param_groups'
+ * lr). The keys "format", "producer", "optimizer" and "optimizer_lr" are the library's
+ * own: a pair may repeat their value but not contradict it (DP_ERR_INVALID_ARGUMENT). Names, keys and values must be valid UTF-8
  * (DP_ERR_INVALID_ARGUMENT names the one that is not). Written as dp_module_save writes, so
  * an interrupted save never damages an earlier file at `path`.
  */
@@ -736,7 +738,10 @@ DP_EXPORT dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* o
                                        size_t n_metadata);
 /**
  * Restores a checkpoint into the module and, if `opt` is not NULL, the optimizer (which
- * must be of the kind that saved it, over parameters of `m` as for dp_checkpoint_save).
+ * must be of the kind that saved it, over parameters of `m` as for dp_checkpoint_save):
+ * its state and its learning rate (a file saved before "optimizer_lr" existed leaves the
+ * rate as it is; one that is not a finite number >= 0 is DP_ERR_FORMAT). Its other
+ * hyperparameters stay those it was made with.
  * Everything is checked before anything changes:
  * DP_ERR_FORMAT (naming the entry) leaves both untouched. That includes the optimizer's
  * state: each parameter's whole or absent (with a step count of at least 1 exactly when

@@ -727,6 +727,80 @@ static void an_optimizer_of_another_model_is_refused_before_any_file_is_touched(
   dp_module_release(a);
 }
 
+/* A Linear(1, 1) without bias checkpoint whose metadata is `metadata_json` (a JSON object's
+   members), with the weight 0.5. */
+static void write_linear_1x1_checkpoint(const char* path, const char* metadata_json) {
+  char header[512];
+  snprintf(header, sizeof header,
+           "{\"__metadata__\":{%s},"
+           "\"weight\":{\"dtype\":\"F32\",\"shape\":[1,1],\"data_offsets\":[0,4]}}",
+           metadata_json);
+  write_safetensors(path, NULL, 0, header);
+  FILE* f = fopen(path, "ab");
+  if (f == NULL) fail_msg("cannot append to %s", path);
+  const float w = 0.5f;
+  fwrite(&w, sizeof w, 1, f);
+  fclose(f);
+}
+
+/* A schedule changes the optimizer's learning rate; a checkpoint keeps the rate it had, as
+   PyTorch's optimizer state_dict does, and a load puts it back. */
+static void a_checkpoint_restores_the_optimizers_learning_rate(void** state) {
+  suite* s = (suite*)*state;
+  dp_module* lin = NULL;
+  ASSERT_OK(dp_module_linear(s->ctx, 1, 1, 0, cpu_dev(0), &lin));
+  dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+  so.momentum = 0.9;
+  dp_optimizer* opt = NULL;
+  ASSERT_OK(dp_optimizer_sgd(lin, &so, &opt));
+  const double scheduled = 0.1 / 3; /* not a short decimal: the text must round-trip */
+  ASSERT_OK(dp_optimizer_set_lr(opt, scheduled));
+  char path[256];
+  path_in(s, "lr.safetensors", path, sizeof path);
+  ASSERT_OK(dp_checkpoint_save(lin, opt, path, NULL, 0));
+  ASSERT_OK(dp_optimizer_set_lr(opt, 0.5));
+  ASSERT_OK(dp_checkpoint_load(lin, opt, path));
+  double lr = 0;
+  ASSERT_OK(dp_optimizer_lr(opt, &lr));
+  assert_true(lr == scheduled);
+  char text[64];
+  ASSERT_OK(dp_checkpoint_metadata(path, "optimizer_lr", text, sizeof text, NULL));
+  assert_true(strtod(text, NULL) == scheduled);
+
+  /* The key is the library's: metadata may repeat it but not contradict it. */
+  dp_metadata_entry other = {"optimizer_lr", "1"};
+  ASSERT_ERROR(dp_checkpoint_save(lin, opt, path, &other, 1), DP_ERR_INVALID_ARGUMENT,
+               "metadata \"optimizer_lr\" = \"1\" contradicts the library's own");
+
+  /* A file from before the key restores the state and leaves the rate alone. */
+  write_linear_1x1_checkpoint(path, "\"format\":\"pt\",\"optimizer\":\"sgd\"");
+  ASSERT_OK(dp_optimizer_set_lr(opt, 0.5));
+  ASSERT_OK(dp_checkpoint_load(lin, opt, path));
+  ASSERT_OK(dp_optimizer_lr(opt, &lr));
+  assert_true(lr == 0.5);
+
+  /* A rate that is not one is refused before anything changes. */
+  const char* bad[] = {"fast", "-1", "inf", "nan", "", "0.1x", "1e999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    char meta[128];
+    snprintf(meta, sizeof meta, "\"optimizer\":\"sgd\",\"optimizer_lr\":\"%s\"", bad[i]);
+    write_linear_1x1_checkpoint(path, meta);
+    char needle[64];
+    snprintf(needle, sizeof needle, "optimizer_lr = \"%s\" is not a learning rate", bad[i]);
+    ASSERT_ERROR(dp_checkpoint_load(lin, opt, path), DP_ERR_FORMAT, needle);
+    ASSERT_OK(dp_optimizer_lr(opt, &lr));
+    assert_true(lr == 0.5);
+    dp_tensor* w = NULL;
+    ASSERT_OK(dp_module_get(lin, "weight", &w));
+    float got = 0;
+    read_f32(w, &got, 1);
+    assert_true(got == 0.5f); /* the previous file's weight: this one's was not loaded */
+    dp_tensor_release(w);
+  }
+  dp_optimizer_release(opt);
+  dp_module_release(lin);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(save_then_load_restores_exact_values_into_a_fresh_module),
@@ -746,6 +820,7 @@ int main(void) {
       cmocka_unit_test(a_directory_is_unreadable_and_gives_an_io_error),
       cmocka_unit_test(metadata_reads_any_header_and_refuses_a_nul_in_the_value),
       cmocka_unit_test(a_load_refused_part_way_changes_nothing),
+      cmocka_unit_test(a_checkpoint_restores_the_optimizers_learning_rate),
   };
   return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

@@ -286,9 +286,14 @@ def test_a_setting_given_on_resuming_wins_over_the_checkpoints_with_a_warning(
     p1 = run(dp_train, "--limit", "1024", "--epochs", "1", "--lr", "0.05", "--checkpoint",
              str(ck), "--quiet")
     assert p1.returncode == 0, p1.stderr
+    ck2 = tmp_path / "ck2.safetensors"
     p2 = run(dp_train, "--limit", "1024", "--epochs", "2", "--resume", str(ck), "--lr", "0.01",
-             "--momentum", "0.9")
+             "--momentum", "0.9", "--checkpoint", str(ck2))
     assert p2.returncode == 0, p2.stderr
+    # The optimizer itself ran at 0.01: the library's checkpoint records the rate it had
+    # (a load restores the saved 0.05, which dp-train then replaces).
+    assert float(safetensors_header(ck)["__metadata__"]["optimizer_lr"]) == 0.05
+    assert float(safetensors_header(ck2)["__metadata__"]["optimizer_lr"]) == 0.01
     lines = error_lines(p2)
     assert "dp-train: warning: the checkpoint was trained with --lr 0.05, this run continues " \
         "with --lr 0.01" in lines, p2.stderr
