@@ -1,9 +1,7 @@
 #include "io/checkpoint.h"
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -22,23 +20,32 @@ constexpr const char* kOptimizerPrefix = "optimizer/";
 // load restores it, as PyTorch's optimizer.load_state_dict restores its param_groups.
 constexpr const char* kLrKey = "optimizer_lr";
 
+// The shortest text that reads back to the same double, whatever the process's locale
+// (snprintf and strtod follow LC_NUMERIC: "0,05" under a decimal-comma locale, which a
+// JVM sets from the environment).
 std::string lr_text(double lr) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", lr);  // reads back to the same double
-  return buf;
+  const auto r = std::to_chars(buf, buf + sizeof buf, lr);
+  return std::string(buf, r.ptr);
 }
 
-// The learning rate a file records, checked as set_lr would check it; nullopt when the
-// file predates the key.
+// `text` as a learning rate (all of it a decimal number, finite and >= 0), or nullopt.
+std::optional<double> parse_lr(const std::string& text) {
+  double lr = 0;
+  const char* end = text.data() + text.size();
+  const auto r = std::from_chars(text.data(), end, lr);
+  if (r.ec != std::errc() || r.ptr != end || !std::isfinite(lr) || lr < 0) return std::nullopt;
+  return lr;
+}
+
+// The learning rate a file records, as set_lr would take it; nullopt when the file
+// predates the key.
 std::optional<double> saved_lr(const std::map<std::string, std::string>& meta,
                                const std::string& path) {
   auto it = meta.find(kLrKey);
   if (it == meta.end()) return std::nullopt;
-  const char* text = it->second.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const double lr = std::strtod(text, &end);
-  DP_CHECK(end != text && *end == '\0' && errno == 0 && std::isfinite(lr) && lr >= 0, kFormat,
+  const std::optional<double> lr = parse_lr(it->second);
+  DP_CHECK(lr.has_value(), kFormat,
            "\"" << path << "\": " << kLrKey << " = \"" << it->second
                 << "\" is not a learning rate (a finite number >= 0)");
   return lr;
@@ -115,7 +122,11 @@ void save_checkpoint(const Module& module, const Optimizer* optimizer, const std
   for (const char* key : {"format", "producer", "optimizer", kLrKey}) {
     auto it = metadata.find(key);
     if (it == metadata.end()) continue;
-    DP_CHECK(own.count(key) && own.at(key) == it->second, kInvalidArgument,
+    // The rate as a number: "0.1" repeats the library's "0.1" however either is written.
+    const bool same = own.count(key) &&
+                      (key == std::string(kLrKey) ? parse_lr(it->second) == parse_lr(own.at(key))
+                                                  : own.at(key) == it->second);
+    DP_CHECK(same, kInvalidArgument,
              "metadata \"" << key << "\" = \"" << it->second << "\" contradicts the library's own ("
                            << (own.count(key) ? "\"" + own.at(key) + "\""
                                               : std::string("no optimizer is saved"))

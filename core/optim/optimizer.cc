@@ -1,6 +1,7 @@
 #include "optim/optimizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "device/context.h"
@@ -25,7 +26,8 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 }
 
 void Optimizer::set_lr(double lr) {
-  DP_CHECK(lr >= 0, kInvalidArgument, "lr = " << lr << " must be a number >= 0");
+  DP_CHECK(lr >= 0 && std::isfinite(lr), kInvalidArgument,
+           "lr = " << lr << " must be a finite number >= 0");
   lr_ = lr;
 }
 
@@ -135,7 +137,8 @@ void Optimizer::step() {
 
 Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(params)), o_(o) {
   // ">= 0" is false for NaN, which the messages cover too.
-  DP_CHECK(o.lr >= 0, kInvalidArgument, "SGD: lr = " << o.lr << " must be a number >= 0");
+  DP_CHECK(o.lr >= 0 && std::isfinite(o.lr), kInvalidArgument,
+           "SGD: lr = " << o.lr << " must be a finite number >= 0");
   DP_CHECK(o.momentum >= 0, kInvalidArgument,
            "SGD: momentum = " << o.momentum << " must be a number >= 0");
   DP_CHECK(o.weight_decay >= 0, kInvalidArgument,
@@ -169,7 +172,8 @@ void Sgd::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t e
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::move(params)), o_(o) {
   const char* kind = o.decoupled_weight_decay ? "AdamW" : "Adam";
-  DP_CHECK(o.lr >= 0, kInvalidArgument, kind << ": lr = " << o.lr << " must be a number >= 0");
+  DP_CHECK(o.lr >= 0 && std::isfinite(o.lr), kInvalidArgument,
+           kind << ": lr = " << o.lr << " must be a finite number >= 0");
   DP_CHECK(o.beta1 >= 0 && o.beta1 < 1, kInvalidArgument,
            kind << ": beta1 = " << o.beta1 << " must be in [0, 1)");
   DP_CHECK(o.beta2 >= 0 && o.beta2 < 1, kInvalidArgument,

@@ -1219,7 +1219,7 @@ int main(int argc, char** argv) {
       bad_input("cannot resume from %s: %s", o.resume, dp_last_error());
     }
     /* The load put back the rate the optimizer had; an --lr given now wins over it. */
-    check(dp_optimizer_set_lr(opt, o.lr), "setting --lr");
+    if (o.given & GIVEN_LR) check(dp_optimizer_set_lr(opt, o.lr), "setting --lr");
     char meta[64];
     if (dp_checkpoint_metadata(o.resume, "epoch", meta, sizeof meta, NULL) != DP_OK) {
       bad_input("--resume %s: the checkpoint records no epoch", o.resume);

@@ -20,8 +20,11 @@
  *   results of calls belong to their inputs' context. One call never takes objects of
  *   two contexts (each context has its own workers and memory and, on a GPU, its own
  *   streams, which nothing orders against another context's): that is
- *   DP_ERR_INVALID_ARGUMENT naming the argument of the other context. Move data between
- *   contexts through host memory (dp_tensor_to_host, dp_tensor_from_data).
+ *   DP_ERR_INVALID_ARGUMENT naming the argument of the other context (DP_ERR_CALLBACK when
+ *   a custom forward returns a tensor of another context). Move data between contexts
+ *   through host memory (dp_tensor_to_host, dp_tensor_from_data), or share it through
+ *   DLPack (dp_tensor_to_dlpack, dp_tensor_from_dlpack), which ties the contexts no
+ *   more than any other producer and consumer: the caller orders their work.
  * - Strings returned as `const char*` are owned by the library; each function says how
  *   long they stay valid.
  * - Option structs start with `size_t struct_size` and have an `..._INIT` macro; fields
@@ -555,7 +558,8 @@ DP_EXPORT dp_result dp_module_append(dp_module* sequential, dp_module* child);
  * The forward of a custom module. `self` is the module being run (under DataParallel, a
  * replica with the replica's parameters: read parameters through it). `inputs` are
  * borrowed for the call. Store up to `max_outputs` new references in outputs[] and their
- * count in *n_outputs; the library takes them over. Return DP_OK, or an error code
+ * count in *n_outputs; the library takes them over (an output that is not a tensor of the
+ * module's context fails the forward with DP_ERR_CALLBACK). Return DP_OK, or an error code
  * (dp_set_error sets its message). Runs on the worker thread of the module's device. It
  * may run a DataParallel over several devices unless it is itself a replica under one
  * (that call fails with DP_ERR_STATE: the replicas' workers would wait on each other).

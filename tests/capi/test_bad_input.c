@@ -1273,6 +1273,7 @@ CALL(optimizer_set_lr__opt_is_a_module, dp_optimizer_set_lr(AS_O(f->lin), 0.5))
 CALL(optimizer_set_lr__opt_is_a_data_parallel, dp_optimizer_set_lr(AS_O(f->dpw), 0.5))
 CALL(optimizer_set_lr__negative, dp_optimizer_set_lr(f->opt, -1.0))
 CALL(optimizer_set_lr__nan, dp_optimizer_set_lr(f->opt, NAN))
+CALL(optimizer_set_lr__infinite, dp_optimizer_set_lr(f->opt, INFINITY))
 CALL(optimizer_lr__opt_null, dp_optimizer_lr(NULL, &o->dv))
 CALL(optimizer_lr__opt_is_a_module, dp_optimizer_lr(AS_O(f->lin), &o->dv))
 CALL(optimizer_lr__opt_is_a_data_parallel, dp_optimizer_lr(AS_O(f->dpw), &o->dv))
@@ -2649,7 +2650,7 @@ static const row kRows[] = {
     ROW(optimizer_sgd__struct_size_0, DP_ERR_INVALID_ARGUMENT, "options->struct_size = 0"),
     ROW(optimizer_sgd__struct_size_one_short, DP_ERR_INVALID_ARGUMENT, "options->struct_size = "),
     ROW(optimizer_sgd__lr_negative, DP_ERR_INVALID_ARGUMENT,
-        "SGD: lr = -0.1 must be a number >= 0"),
+        "SGD: lr = -0.1 must be a finite number >= 0"),
     ROW(optimizer_sgd__weight_decay_negative, DP_ERR_INVALID_ARGUMENT,
         "SGD: weight_decay = -1 must be a number >= 0"),
     ROW(optimizer_sgd__momentum_negative, DP_ERR_INVALID_ARGUMENT,
@@ -2664,7 +2665,7 @@ static const row kRows[] = {
     ROW(optimizer_adam__struct_size_0, DP_ERR_INVALID_ARGUMENT, "options->struct_size = 0"),
     ROW(optimizer_adam__struct_size_one_short, DP_ERR_INVALID_ARGUMENT, "options->struct_size = "),
     ROW(optimizer_adam__lr_negative, DP_ERR_INVALID_ARGUMENT,
-        "Adam: lr = -0.1 must be a number >= 0"),
+        "Adam: lr = -0.1 must be a finite number >= 0"),
     ROW(optimizer_adam__weight_decay_negative, DP_ERR_INVALID_ARGUMENT,
         "Adam: weight_decay = -1 must be a number >= 0"),
     ROW(optimizer_adam__beta1_1, DP_ERR_INVALID_ARGUMENT, "Adam: beta1 = 1 must be in [0, 1)"),
@@ -2678,7 +2679,7 @@ static const row kRows[] = {
     ROW(optimizer_adamw__struct_size_0, DP_ERR_INVALID_ARGUMENT, "options->struct_size = 0"),
     ROW(optimizer_adamw__struct_size_one_short, DP_ERR_INVALID_ARGUMENT, "options->struct_size = "),
     ROW(optimizer_adamw__lr_negative, DP_ERR_INVALID_ARGUMENT,
-        "AdamW: lr = -0.1 must be a number >= 0"),
+        "AdamW: lr = -0.1 must be a finite number >= 0"),
     ROW(optimizer_adamw__weight_decay_negative, DP_ERR_INVALID_ARGUMENT,
         "AdamW: weight_decay = -1 must be a number >= 0"),
     ROW(optimizer_adamw__beta1_1, DP_ERR_INVALID_ARGUMENT, "AdamW: beta1 = 1 must be in [0, 1)"),
@@ -2700,8 +2701,11 @@ static const row kRows[] = {
         "opt is not a live dp_optimizer handle"),
     ROW(optimizer_set_lr__opt_is_a_data_parallel, DP_ERR_INVALID_ARGUMENT,
         "opt is not a live dp_optimizer handle"),
-    ROW(optimizer_set_lr__negative, DP_ERR_INVALID_ARGUMENT, "lr = -1 must be a number >= 0"),
+    ROW(optimizer_set_lr__negative, DP_ERR_INVALID_ARGUMENT,
+        "lr = -1 must be a finite number >= 0"),
     ROW(optimizer_set_lr__nan, DP_ERR_INVALID_ARGUMENT, "lr = nan"),
+    ROW(optimizer_set_lr__infinite, DP_ERR_INVALID_ARGUMENT,
+        "lr = inf must be a finite number >= 0"),
     ROW(optimizer_lr__opt_null, DP_ERR_INVALID_ARGUMENT, "opt is NULL"),
     ROW(optimizer_lr__opt_is_a_module, DP_ERR_INVALID_ARGUMENT,
         "opt is not a live dp_optimizer handle"),

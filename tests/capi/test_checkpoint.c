@@ -3,6 +3,7 @@
  * mismatched files, which must be rejected with the module left exactly as it was. */
 #define _GNU_SOURCE /* mkdtemp */
 #include <dirent.h>
+#include <locale.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -780,7 +781,7 @@ static void a_checkpoint_restores_the_optimizers_learning_rate(void** state) {
   assert_true(lr == 0.5);
 
   /* A rate that is not one is refused before anything changes. */
-  const char* bad[] = {"fast", "-1", "inf", "nan", "", "0.1x", "1e999"};
+  const char* bad[] = {"fast", "-1", "inf", "nan", "", "0.1x", "1e999", " 0.1", "+0.1", "0x1p-3"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     char meta[128];
     snprintf(meta, sizeof meta, "\"optimizer\":\"sgd\",\"optimizer_lr\":\"%s\"", bad[i]);
@@ -799,6 +800,59 @@ static void a_checkpoint_restores_the_optimizers_learning_rate(void** state) {
   }
   dp_optimizer_release(opt);
   dp_module_release(lin);
+}
+
+/* A JVM sets LC_NUMERIC from the environment, and a Python program may call setlocale:
+   under a decimal-comma locale a checkpoint must still record "0.05", and files must load
+   across locales. de_DE is compiled into the suite's directory (Debian's locales). */
+static void the_learning_rate_text_does_not_follow_the_locale(void** state) {
+  suite* s = (suite*)*state;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "localedef -c -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1",
+           s->dir);
+  (void)system(cmd); /* it may warn (exit 1) and still write the locale */
+  setenv("LOCPATH", s->dir, 1);
+  if (setlocale(LC_NUMERIC, "de_DE.UTF-8") == NULL)
+    fail_msg("no de_DE.UTF-8 locale from localedef (scripts/install-deps.sh installs locales)");
+  char probe[16];
+  snprintf(probe, sizeof probe, "%g", 0.5);
+  assert_string_equal(probe, "0,5"); /* the locale is in force */
+
+  dp_module* lin = NULL;
+  ASSERT_OK(dp_module_linear(s->ctx, 1, 1, 0, cpu_dev(0), &lin));
+  dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+  so.lr = 0.05;
+  dp_optimizer* opt = NULL;
+  ASSERT_OK(dp_optimizer_sgd(lin, &so, &opt));
+  char comma_path[256], c_path[256];
+  path_in(s, "comma.safetensors", comma_path, sizeof comma_path);
+  path_in(s, "c.safetensors", c_path, sizeof c_path);
+  ASSERT_OK(dp_checkpoint_save(lin, opt, comma_path, NULL, 0));
+  char text[64];
+  ASSERT_OK(dp_checkpoint_metadata(comma_path, "optimizer_lr", text, sizeof text, NULL));
+  assert_string_equal(text, "0.05");
+  ASSERT_OK(dp_optimizer_set_lr(opt, 1e-310)); /* subnormal: still read back exactly */
+  ASSERT_OK(dp_checkpoint_save(lin, opt, c_path, NULL, 0));
+  ASSERT_OK(dp_checkpoint_load(lin, opt, comma_path));
+  double lr = 0;
+  ASSERT_OK(dp_optimizer_lr(opt, &lr));
+  assert_true(lr == 0.05);
+
+  setlocale(LC_NUMERIC, "C");
+  unsetenv("LOCPATH");
+  ASSERT_OK(dp_checkpoint_load(lin, opt, c_path)); /* written under de_DE, read under C */
+  ASSERT_OK(dp_optimizer_lr(opt, &lr));
+  assert_true(lr == 1e-310);
+  ASSERT_OK(dp_checkpoint_load(lin, opt, comma_path));
+  ASSERT_OK(dp_optimizer_lr(opt, &lr));
+  assert_true(lr == 0.05);
+  /* A pair that repeats the rate in other words repeats it. */
+  dp_metadata_entry same = {"optimizer_lr", "5e-2"};
+  ASSERT_OK(dp_checkpoint_save(lin, opt, c_path, &same, 1));
+  dp_optimizer_release(opt);
+  dp_module_release(lin);
+  snprintf(cmd, sizeof cmd, "rm -rf %s/de_DE.UTF-8", s->dir);
+  assert_int_equal(system(cmd), 0);
 }
 
 int main(void) {
@@ -821,6 +875,7 @@ int main(void) {
       cmocka_unit_test(metadata_reads_any_header_and_refuses_a_nul_in_the_value),
       cmocka_unit_test(a_load_refused_part_way_changes_nothing),
       cmocka_unit_test(a_checkpoint_restores_the_optimizers_learning_rate),
+      cmocka_unit_test(the_learning_rate_text_does_not_follow_the_locale),
   };
   return cmocka_run_group_tests_name("checkpoint", tests, setup, teardown);
 }

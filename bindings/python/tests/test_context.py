@@ -1,4 +1,5 @@
 """Context: devices, names, memory, synchronisation, logging, closing."""
+import numpy as np
 import pytest
 
 import dataparallel as dp
@@ -134,3 +135,18 @@ def test_log_references_are_counted_per_context_and_given_back_on_a_failed_creat
     gc.collect()
     capi.dp_py_run_pending()
     assert ref() is None
+
+
+def test_objects_of_two_contexts_are_refused_naming_the_argument():
+    with dp.Context(cpu_devices=2) as a, dp.Context(cpu_devices=2) as b:
+        x = dp.from_numpy(a, np.ones((2, 3), np.float32))
+        y = dp.from_numpy(b, np.ones((2, 3), np.float32))
+        with pytest.raises(dp.InvalidArgumentError, match="add: b belongs to another dp_context than a"):
+            x + y
+        model = dp.Linear(a, 3, 2)
+        with pytest.raises(dp.InvalidArgumentError, match="inputs\\[0\\] belongs to another dp_context"):
+            dp.DataParallel(model)(y)
+        # Within one context both work, and the data can cross through NumPy.
+        z = x + dp.from_numpy(a, y.numpy())
+        np.testing.assert_array_equal(z.numpy(), np.full((2, 3), 2, np.float32))
+        assert dp.DataParallel(model)(x).numpy().shape == (2, 2)

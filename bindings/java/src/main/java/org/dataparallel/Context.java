@@ -115,7 +115,9 @@ public final class Context extends Handle<dp_context> {
   }
 
   /** Number of devices of a type (0 for CUDA without GPUs). */
-  public int deviceCount(DeviceType type) { return CApi.dp_device_count(handle(), type.value()); }
+  public int deviceCount(DeviceType type) {
+    return CApi.dp_device_count(handle(), java.util.Objects.requireNonNull(type, "type").value());
+  }
 
   /** Every device of a type. */
   public List<Device> devices(DeviceType type) {

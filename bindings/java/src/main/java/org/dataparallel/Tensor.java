@@ -235,7 +235,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Copies the contents into a direct buffer's remaining elements (same dtype and count). */
   public void copyTo(Buffer destination) {
-    if (destination.isReadOnly()) {
+    if (Objects.requireNonNull(destination, "destination").isReadOnly()) {
       throw new IllegalArgumentException("copyTo: the destination buffer is read-only");
     }
     requireDtype(dtypeOf(destination), "copyTo");
@@ -244,6 +244,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Overwrites the contents from {@code src} (float32 tensors; same count). Returns this. */
   public Tensor copyFrom(float[] src) {
+    Objects.requireNonNull(src, "src");
     requireDtype(DType.FLOAT32, "copyFrom(float[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
@@ -251,6 +252,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Overwrites the contents from {@code src} (float64 tensors; same count). Returns this. */
   public Tensor copyFrom(double[] src) {
+    Objects.requireNonNull(src, "src");
     requireDtype(DType.FLOAT64, "copyFrom(double[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
@@ -258,6 +260,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** Overwrites the contents from {@code src} (int64 tensors; same count). Returns this. */
   public Tensor copyFrom(long[] src) {
+    Objects.requireNonNull(src, "src");
     requireDtype(DType.INT64, "copyFrom(long[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
     return this;
@@ -268,6 +271,7 @@ public final class Tensor extends Handle<dp_tensor> {
    * count). Returns this.
    */
   public Tensor copyFrom(Buffer src) {
+    Objects.requireNonNull(src, "src");
     requireDtype(dtypeOf(src), "copyFrom");
     CApi.dp_tensor_copy_from_host(handle(), directSlice(src));
     return this;
@@ -294,7 +298,8 @@ public final class Tensor extends Handle<dp_tensor> {
 
   /** A copy converted to {@code dtype}. */
   public Tensor to(DType dtype) {
-    return new Tensor(CApi.dp_tensor_to_dtype(handle(), dtype.value()));
+    return new Tensor(
+        CApi.dp_tensor_to_dtype(handle(), Objects.requireNonNull(dtype, "dtype").value()));
   }
 
   // ---- autograd ----

@@ -106,6 +106,12 @@ class LifecycleTest {
       assertNullNamed("path", () -> dp.load(null));
       assertNullNamed("path", () -> Checkpoint.save(null, m, null, null));
       assertNullNamed("module", () -> Checkpoint.load(Path.of("x.safetensors"), null, null));
+      assertNullNamed("dtype", () -> x.to((DType) null));
+      assertNullNamed("type", () -> ctx.deviceCount(null));
+      assertNullNamed("type", () -> ctx.devices(null));
+      assertNullNamed("destination", () -> x.copyTo(null));
+      assertNullNamed("src", () -> x.copyFrom((float[]) null));
+      assertNullNamed("src", () -> x.copyFrom((java.nio.Buffer) null));
     }
   }
 
