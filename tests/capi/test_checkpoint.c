@@ -744,16 +744,22 @@ static void write_linear_1x1_checkpoint(const char* path, const char* metadata_j
   fclose(f);
 }
 
+/* A Linear(1, 1) without bias on cpu:0 and an SGD over it. */
+static void linear_1x1_with_sgd(const suite* s, const dp_sgd_options* so, dp_module** lin,
+                                dp_optimizer** opt) {
+  ASSERT_OK(dp_module_linear(s->ctx, 1, 1, 0, cpu_dev(0), lin));
+  ASSERT_OK(dp_optimizer_sgd(*lin, so, opt));
+}
+
 /* A schedule changes the optimizer's learning rate; a checkpoint keeps the rate it had, as
    PyTorch's optimizer state_dict does, and a load puts it back. */
 static void a_checkpoint_restores_the_optimizers_learning_rate(void** state) {
   suite* s = (suite*)*state;
-  dp_module* lin = NULL;
-  ASSERT_OK(dp_module_linear(s->ctx, 1, 1, 0, cpu_dev(0), &lin));
   dp_sgd_options so = DP_SGD_OPTIONS_INIT;
   so.momentum = 0.9;
+  dp_module* lin = NULL;
   dp_optimizer* opt = NULL;
-  ASSERT_OK(dp_optimizer_sgd(lin, &so, &opt));
+  linear_1x1_with_sgd(s, &so, &lin, &opt);
   const double scheduled = 0.1 / 3; /* not a short decimal: the text must round-trip */
   ASSERT_OK(dp_optimizer_set_lr(opt, scheduled));
   char path[256];
@@ -818,12 +824,11 @@ static void the_learning_rate_text_does_not_follow_the_locale(void** state) {
   snprintf(probe, sizeof probe, "%g", 0.5);
   assert_string_equal(probe, "0,5"); /* the locale is in force */
 
-  dp_module* lin = NULL;
-  ASSERT_OK(dp_module_linear(s->ctx, 1, 1, 0, cpu_dev(0), &lin));
   dp_sgd_options so = DP_SGD_OPTIONS_INIT;
   so.lr = 0.05;
+  dp_module* lin = NULL;
   dp_optimizer* opt = NULL;
-  ASSERT_OK(dp_optimizer_sgd(lin, &so, &opt));
+  linear_1x1_with_sgd(s, &so, &lin, &opt);
   char comma_path[256], c_path[256];
   path_in(s, "comma.safetensors", comma_path, sizeof comma_path);
   path_in(s, "c.safetensors", c_path, sizeof c_path);
