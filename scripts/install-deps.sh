@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every package the build, the tests, the benchmarks and the demo need, from
-# Debian's repositories (all of them are there; building the Python wheel also needs
-# scikit-build-core from PyPI, which bindings/python/README.md installs, pinned).
+# Debian's repositories, and the one thing Debian lacks, scikit-build-core (the Python
+# wheel's build backend) from PyPI, pinned, in a venv of its own (DP_WHEEL_VENV, default
+# /opt/dataparallel/wheel-venv; Debian's Python is externally managed).
 # Idempotent: when everything is present it prints nothing and touches nothing.
 set -euo pipefail
 
@@ -21,6 +22,7 @@ PACKAGES=(
   binutils               # nm and readelf in the CUDA plugin's export check
   python3 python3-numpy python3-pytest
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
+  locales                # localedef: a checkpoint test runs under a decimal-comma locale
   python3-torch          # the reference in parity tests and benchmarks
   libopenblas0-pthread   # the BLAS Debian's PyTorch uses; without it torch falls back to
                          # the reference BLAS, ~20x slower, which would flatter our numbers
@@ -43,4 +45,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
+fi
+
+# The wheel test (python_wheel) builds with this venv's pip; bindings/python/CMakeLists.txt
+# looks for it at the same default path.
+WHEEL_VENV=${DP_WHEEL_VENV:-/opt/dataparallel/wheel-venv}
+WHEEL_PINS=(scikit-build-core==0.11.6 packaging==26.4 pathspec==1.1.1)
+if ! "$WHEEL_VENV/bin/python" -c \
+    "import scikit_build_core, sys; sys.exit(scikit_build_core.__version__ != '0.11.6')" \
+    2>/dev/null; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ] && [ ! -w "$(dirname "$WHEEL_VENV")" ]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${WHEEL_PINS[*]} into $WHEEL_VENV"
+  $SUDO mkdir -p "$(dirname "$WHEEL_VENV")"
+  $SUDO /usr/bin/python3 -m venv "$WHEEL_VENV"
+  $SUDO "$WHEEL_VENV/bin/pip" install -q --no-deps "${WHEEL_PINS[@]}"
 fi
