@@ -19,7 +19,7 @@ std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const 
   const std::string first = std::string(arg) + "[0]";
   for (size_t i = 0; i < n; ++i) {
     const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
-    if (ctx == nullptr) {
+    if (i == 0 && ctx == nullptr) {  // the first input's context is the one the rest share
       out.push_back(unwrap(inputs[0], name.c_str()));
       ctx = inputs[0]->ctx;
       owner = first.c_str();
