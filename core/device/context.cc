@@ -50,7 +50,7 @@ int default_cpu_devices() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-Context::Context(const ContextOptions& options) : options_(options) {
+Context::Context(const ContextOptions& options) : options_(options), init_generator_(options.seed) {
   host_.raise = &raise_error;
   host_.log = &log_to_context;
   host_.log_state = this;
@@ -207,10 +207,6 @@ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 }  // namespace
-
-uint64_t Context::next_seed() {
-  return mix(options_.seed + (seed_counter_.fetch_add(1) + 1) * 0x9E3779B97F4A7C15ull);
-}
 
 uint64_t Context::next_seed(Device device) {
   uint64_t n;

@@ -13,6 +13,7 @@
 
 #include "device/backend.h"
 #include "device/device.h"
+#include "device/torch_random.h"
 #include "device/worker.h"
 
 namespace dp {
@@ -62,9 +63,14 @@ class Context : public std::enable_shared_from_this<Context> {
   }
 
   void log(int level, const std::string& message) const;
-  // A fresh seed for the next parameter initialisation or dropout call: deterministic
-  // for a given context seed and call order.
-  uint64_t next_seed();
+  // Runs f(TorchGenerator&) on the stream parameters are initialised from, one caller at
+  // a time: seeded with the context's seed, it gives layers made in PyTorch's order the
+  // weights torch.manual_seed(seed) gives them (device/torch_random.h).
+  template <class F>
+  auto with_init_generator(F&& f) {
+    std::lock_guard<std::mutex> lock(init_mu_);
+    return f(init_generator_);
+  }
   // A fresh seed for random work on `device` (dropout masks): each device counts on its
   // own, so parallel replicas draw the same masks in every run.
   uint64_t next_seed(Device device);
@@ -89,7 +95,8 @@ class Context : public std::enable_shared_from_this<Context> {
   std::string cuda_status_;
   std::vector<std::unique_ptr<Worker>> cpu_workers_;
   std::vector<std::unique_ptr<Worker>> cuda_workers_;
-  std::atomic<uint64_t> seed_counter_{0};
+  std::mutex init_mu_;
+  TorchGenerator init_generator_;
   std::mutex device_seed_mu_;
   std::map<std::pair<int, int>, uint64_t> device_seed_counters_;
 };

@@ -16,10 +16,20 @@ const Tensor& single_input(const std::vector<Tensor>& inputs, const std::string&
   return inputs[0];
 }
 
-Tensor kaiming_uniform(const std::shared_ptr<Context>& ctx, const Shape& shape, int64_t fan_in,
-                       Device device, DType dtype) {
-  const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-  return ops::uniform(ctx, shape, dtype, device, -bound, bound, ctx->next_seed());
+// PyTorch's default initialisation of Linear and Conv2d, its bounds computed as
+// reset_parameters computes them (the weight's through kaiming_uniform_ with a = sqrt(5),
+// which can differ from the bias's in the last bit), drawn weight first.
+Tensor default_weight(const std::shared_ptr<Context>& ctx, const Shape& shape, int64_t fan_in,
+                      Device device, DType dtype) {
+  const double a = std::sqrt(5.0);  // a * a is not quite 5 in double, nor in PyTorch
+  const double gain = std::sqrt(2.0 / (1.0 + a * a));  // calculate_gain("leaky_relu", a)
+  const double bound = std::sqrt(3.0) * (gain / std::sqrt(static_cast<double>(fan_in)));
+  return ops::uniform(ctx, shape, dtype, device, -bound, bound);
+}
+Tensor default_bias(const std::shared_ptr<Context>& ctx, int64_t out, int64_t fan_in, Device device,
+                    DType dtype) {
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  return ops::uniform(ctx, {out}, dtype, device, -bound, bound);
 }
 
 void check_positive(int64_t v, const char* what, const char* layer) {
@@ -34,8 +44,8 @@ Linear::Linear(std::shared_ptr<Context> ctx, int64_t in, int64_t out, bool bias,
   check_positive(in, "in_features", "Linear");
   check_positive(out, "out_features", "Linear");
   ctx_->check_device(device, "device");
-  register_parameter("weight", kaiming_uniform(ctx_, {out, in}, in, device, dtype));
-  if (bias) register_parameter("bias", kaiming_uniform(ctx_, {out}, in, device, dtype));
+  register_parameter("weight", default_weight(ctx_, {out, in}, in, device, dtype));
+  if (bias) register_parameter("bias", default_bias(ctx_, out, in, device, dtype));
 }
 
 std::vector<Tensor> Linear::forward(const std::vector<Tensor>& inputs) {
@@ -61,8 +71,8 @@ Conv2d::Conv2d(std::shared_ptr<Context> ctx, int64_t in, int64_t out, int kh, in
   // The weight [out, in, kh, kw] must be a valid shape before in * kh * kw is formed.
   checked_numel({out, in, kh, kw}, dtype_size(dtype), "Conv2d weight");
   const int64_t fan_in = in * kh * kw;
-  register_parameter("weight", kaiming_uniform(ctx_, {out, in, kh, kw}, fan_in, device, dtype));
-  if (bias) register_parameter("bias", kaiming_uniform(ctx_, {out}, fan_in, device, dtype));
+  register_parameter("weight", default_weight(ctx_, {out, in, kh, kw}, fan_in, device, dtype));
+  if (bias) register_parameter("bias", default_bias(ctx_, out, fan_in, device, dtype));
 }
 
 std::vector<Tensor> Conv2d::forward(const std::vector<Tensor>& inputs) {
@@ -193,8 +203,7 @@ Embedding::Embedding(std::shared_ptr<Context> ctx, int64_t num, int64_t dim, Dev
   check_positive(num, "num_embeddings", "Embedding");
   check_positive(dim, "embedding_dim", "Embedding");
   ctx_->check_device(device, "device");
-  register_parameter("weight",
-                     ops::normal(ctx_, {num, dim}, dtype, device, 0.0, 1.0, ctx_->next_seed()));
+  register_parameter("weight", ops::normal(ctx_, {num, dim}, dtype, device, 0.0, 1.0));
 }
 
 std::vector<Tensor> Embedding::forward(const std::vector<Tensor>& inputs) {

@@ -39,19 +39,6 @@ void host_transfer(const Tensor& t, void* host, bool to_host) {
   });
 }
 
-// splitmix64: a small, fully specified generator, so a seed gives the same numbers on
-// every platform and standard library.
-struct SplitMix {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
-};
-
 template <class Gen>
 Tensor host_generated(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
                       Device device, Gen&& gen) {
@@ -62,16 +49,15 @@ Tensor host_generated(const std::shared_ptr<Context>& ctx, const Shape& shape, D
   // place; another device's takes one host copy in its own dtype.
   Tensor t = empty(ctx, shape, dtype, device);
   const size_t n = static_cast<size_t>(t.numel());
-  auto generate = [&](auto* out) {
-    using T = std::remove_pointer_t<decltype(out)>;
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<T>(gen());
-  };
+  // gen(out, n) fills n values of the tensor's dtype, from the context's stream.
   auto fill = [&](void* out) {
-    if (dtype == DType::kFloat64) {
-      generate(static_cast<double*>(out));
-    } else {
-      generate(static_cast<float*>(out));
-    }
+    ctx->with_init_generator([&](TorchGenerator& g) {
+      if (dtype == DType::kFloat64) {
+        gen(g, static_cast<double*>(out), n);
+      } else {
+        gen(g, static_cast<float*>(out), n);
+      }
+    });
   };
   if (device.is_cpu()) {
     fill(t.data());
@@ -113,19 +99,16 @@ Tensor from_host(const std::shared_ptr<Context>& ctx, const Shape& shape, DType 
 }
 
 Tensor uniform(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
-               double low, double high, uint64_t seed) {
-  SplitMix rng{seed};
-  return host_generated(ctx, shape, dtype, device,
-                        [&] { return low + (high - low) * rng.uniform(); });
+               double low, double high) {
+  return host_generated(ctx, shape, dtype, device, [&](TorchGenerator& g, auto* out, size_t n) {
+    g.uniform(out, n, low, high);
+  });
 }
 
 Tensor normal(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
-              double mean, double std, uint64_t seed) {
-  SplitMix rng{seed};
-  return host_generated(ctx, shape, dtype, device, [&] {
-    // Box-Muller; 1 - u keeps the logarithm finite.
-    const double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-    return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+              double mean, double std) {
+  return host_generated(ctx, shape, dtype, device, [&](TorchGenerator& g, auto* out, size_t n) {
+    g.normal(out, n, mean, std);
   });
 }
 

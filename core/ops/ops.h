@@ -27,11 +27,13 @@ Tensor zeros_like(const Tensor& t);
 // Copies numel * element_size bytes from host memory.
 Tensor from_host(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
                  Device device, const void* data);
-// Uniform in [low, high) or normal(mean, std), drawn on the host from `seed`.
+// Uniform in [low, high) or normal(mean, std), drawn on the host from the context's
+// stream for initialisation, as PyTorch's uniform_ and normal_ draw from its CPU
+// generator (device/torch_random.h).
 Tensor uniform(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
-               double low, double high, uint64_t seed);
+               double low, double high);
 Tensor normal(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
-              double mean, double std, uint64_t seed);
+              double mean, double std);
 void to_host(const Tensor& t, void* dst);
 void copy_from_host(const Tensor& t, const void* src);  // in place
 void fill_(const Tensor& t, double value);              // in place

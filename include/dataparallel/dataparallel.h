@@ -161,7 +161,13 @@ typedef struct dp_context_options {
   /** NULL = silent (the default: the library never writes to stderr by itself). */
   dp_log_fn log_fn;
   void* log_user_data;
-  /** Seed for parameter initialisation and dropout. */
+  /** Seed for parameter initialisation and dropout. Layers draw their initial weights,
+      in the order they are made, from one stream that is PyTorch's CPU generator after
+      torch.manual_seed(seed) (MT19937 seeded with the low 32 bits, PyTorch's uniform_ and
+      normal_): layers made in the order a PyTorch model makes its own get PyTorch's
+      initial weights, bit for bit (an Embedding's normal values to float32 rounding).
+      Layers made by several threads at once draw in the order the threads get there.
+      Dropout masks come from a separate sequence per device. */
   uint64_t seed;
   /** With log_fn: called once with log_user_data when the context has ended (its last
       tensor, module, optimizer and wrapper released), so that the caller can free it; NULL:
@@ -514,7 +520,8 @@ typedef struct dp_module dp_module;
 
 /*
  * Layers. Parameters are created on `device` with PyTorch's default initialisation
- * (drawn from the context's seed) and PyTorch's names ("weight", "bias"), in float32.
+ * (drawn from the context's stream; see dp_context_options.seed) and PyTorch's names
+ * ("weight", "bias"), in float32.
  * *out receives one reference (dp_module_release). Errors: DP_ERR_INVALID_ARGUMENT for a
  * size that is not positive (named), DP_ERR_OUT_OF_RANGE for a device that does not exist
  * or sizes whose product overflows, DP_ERR_OUT_OF_MEMORY (naming the bytes) for

@@ -92,3 +92,37 @@ def test_state_saved_by_torch_loads_here_and_back(ctx, tmp_path, name):
     fresh.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
     assert_relative(ours(ctx.tensor(x)).numpy(), fresh(torch.from_numpy(x)).detach().numpy(),
                     "output after torch loaded our file")
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn"])
+@pytest.mark.parametrize("seed", [0, 5, 2**40 + 7])  # manual_seed keeps the low 32 bits
+def test_the_same_seed_gives_pytorchs_initial_weights_bit_for_bit(name, seed):
+    # Layers made in PyTorch's order from a context of seed s start where PyTorch's start
+    # after torch.manual_seed(s): each draws from one stream as PyTorch's do.
+    with dp.Context(cpu_devices=1, seed=seed) as ctx:
+        ours = our_model(ctx, name)
+        torch.manual_seed(seed)
+        theirs = torch_model(name)
+        got = ours.state_dict()  # NumPy arrays
+        want = {n: t.detach().numpy() for n, t in theirs.state_dict().items()}
+        assert got.keys() == want.keys()
+        for n in want:
+            np.testing.assert_array_equal(got[n], want[n], err_msg=n)
+
+
+def test_an_embedding_draws_as_pytorchs_and_the_next_layer_starts_where_pytorchs_does():
+    # normal_ over 16 values or more: PyTorch computes float32 Box-Muller with vectorised
+    # log and cos, so values agree to float32 rounding; the stream stays in step, so the
+    # Linear made next is bit for bit PyTorch's. Fewer than 16 values: exact.
+    with dp.Context(cpu_devices=1, seed=3) as ctx:
+        big, small = dp.Embedding(ctx, 10, 7), dp.Embedding(ctx, 3, 1)
+        small2, lin = dp.Embedding(ctx, 5, 1), dp.Linear(ctx, 6, 4)
+        torch.manual_seed(3)
+        tbig, tsmall = torch.nn.Embedding(10, 7), torch.nn.Embedding(3, 1)
+        tsmall2, tlin = torch.nn.Embedding(5, 1), torch.nn.Linear(6, 4)
+        np.testing.assert_allclose(big.weight.numpy(), tbig.weight.detach().numpy(),
+                                   rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(small.weight.numpy(), tsmall.weight.detach().numpy())
+        np.testing.assert_array_equal(small2.weight.numpy(), tsmall2.weight.detach().numpy())
+        np.testing.assert_array_equal(lin.weight.numpy(), tlin.weight.detach().numpy())
+        np.testing.assert_array_equal(lin.bias.numpy(), tlin.bias.detach().numpy())
