@@ -23,6 +23,7 @@
 
 #include "fashion_mnist.h"
 #include "models.h"
+#include "torch_randperm.h"
 
 #define EXIT_BAD_INPUT 2
 #define EXIT_INTERRUPTED 130
@@ -76,7 +77,7 @@ static void usage(FILE* f) {
           "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
           "  --momentum X            SGD momentum (default 0.9)\n"
           "  --optimizer sgd|adam    (default sgd)\n"
-          "  --seed N                weights and shuffling (default 0)\n"
+          "  --seed N                weights and shuffling, as torch_reference.py's (default 0)\n"
           "  --devices LIST          cpu:0,cpu:1 or cuda:0,cuda:1 or all (default all:\n"
           "                          every GPU, else every CPU device)\n"
           "  --output-device DEV     where outputs are gathered (default the first device)\n"
@@ -493,24 +494,11 @@ static void move_to_device_of(dp_tensor** t, const dp_tensor* like) {
   *t = moved;
 }
 
-/* splitmix64: the epoch's permutation depends only on (seed, epoch), so a resumed run
+/* The epoch's order (epochs count from 1): torch_reference.py's, torch.randperm after
+   manual_seed(seed + epoch - 1). It depends only on (seed, epoch), so a resumed run
    shuffles exactly as the uninterrupted one. */
-static uint64_t splitmix(uint64_t* state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 static void permutation(size_t* perm, size_t n, uint64_t seed, int epoch) {
-  uint64_t state = seed * 1000003ull + (uint64_t)epoch;
-  for (size_t i = 0; i < n; ++i) perm[i] = i;
-  for (size_t i = n; i > 1; --i) {
-    const size_t j = (size_t)(splitmix(&state) % i);
-    const size_t t = perm[i - 1];
-    perm[i - 1] = perm[j];
-    perm[j] = t;
-  }
+  torch_randperm(perm, n, seed + (uint64_t)(epoch - 1));
 }
 
 /* Writes the model input of sample rows[i] to dst row i (pixel / 255). The rows are

@@ -1,0 +1,85 @@
+"""dp-train runs PyTorch's experiment for a seed: torch_reference.py's initial weights
+(torch.manual_seed) and its shuffling (torch.randperm with manual_seed(seed + epoch)),
+so the first steps agree with PyTorch's to float32 rounding.
+
+Run by ctest with train_dp_train: --dp-train and --print-randperm name the binaries.
+"""
+import gzip
+import json
+import os
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+DATA = "/usr/share/datasets/fashion-mnist"
+
+
+@pytest.mark.parametrize("n,seed", [(60000, 0), (60000, 4), (1000, 2**33 + 5), (2, 9), (1, 0)])
+def test_the_shuffling_order_is_torch_randperms(print_randperm, n, seed):
+    out = subprocess.run([print_randperm, str(n), str(seed)], capture_output=True, text=True,
+                         check=True).stdout.split()
+    g = torch.Generator()
+    g.manual_seed(seed)
+    np.testing.assert_array_equal(np.array(out, dtype=np.int64),
+                                  torch.randperm(n, generator=g).numpy())
+
+
+def read_idx(name, limit=None):
+    with gzip.open(os.path.join(DATA, name)) as f:
+        raw = f.read()
+    ndim = raw[3]
+    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
+    a = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
+    return a if limit is None else a[:limit]
+
+
+def torch_run(model, limit, epochs, batch, lr, seed):
+    """torch_reference.py's training loop (SGD, momentum 0.9) and its test evaluation."""
+    nn = torch.nn
+    torch.manual_seed(seed)
+    x = torch.from_numpy(read_idx("train-images-idx3-ubyte.gz", limit).astype(np.float32) / 255)
+    y = torch.from_numpy(read_idx("train-labels-idx1-ubyte.gz", limit).astype(np.int64))
+    xt = torch.from_numpy(read_idx("t10k-images-idx3-ubyte.gz").astype(np.float32) / 255)
+    yt = torch.from_numpy(read_idx("t10k-labels-idx1-ubyte.gz").astype(np.int64))
+    if model == "mlp":
+        m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                          nn.Linear(256, 10))
+        shape = (-1, 784)
+    else:
+        m = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
+        shape = (-1, 1, 28, 28)
+    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+    for epoch in range(epochs):
+        g = torch.Generator()
+        g.manual_seed(seed + epoch)
+        perm = torch.randperm(len(x), generator=g)
+        for start in range(0, len(x) - batch + 1, batch):
+            idx = perm[start:start + batch]
+            opt.zero_grad()
+            nn.functional.cross_entropy(m(x[idx].view(shape)), y[idx]).backward()
+            opt.step()
+    with torch.no_grad():
+        out = m(xt.view(shape))
+        return ((out.argmax(1) == yt).float().mean().item(),
+                nn.functional.cross_entropy(out, yt).item())
+
+
+@pytest.mark.parametrize("model,lr,seed", [("mlp", 0.1, 0), ("mlp", 0.1, 7), ("cnn", 0.05, 3)])
+def test_the_first_steps_agree_with_pytorchs_for_the_same_seed(dp_train, model, lr, seed):
+    # 4 steps of batch 256 on two CPU devices: the same start and the same batches as
+    # PyTorch, so test accuracy and loss agree to float32 rounding. (Before dp-train took
+    # PyTorch's streams, runs of different seeds differed by up to 15 points here.)
+    p = subprocess.run([dp_train, "--model", model, "--lr", str(lr), "--limit", "1024",
+                        "--epochs", "1", "--seed", str(seed), "--devices", "cpu:0,cpu:1",
+                        "--json", "--quiet"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, DP_CPU_DEVICES="2"))
+    assert p.returncode == 0, p.stderr
+    ours = json.loads(p.stdout.strip().splitlines()[-1])
+    accuracy, loss = torch_run(model, 1024, 1, 256, lr, seed)
+    assert abs(ours["test_accuracy"] - accuracy) <= 0.0005, (ours, accuracy)
+    assert abs(ours["test_loss"] - loss) <= 5e-4 * loss, (ours, loss)
