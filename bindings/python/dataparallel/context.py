@@ -21,6 +21,9 @@ class Context(Handle):
     """The library's devices: `cpu_devices` virtual CPU devices (0: DP_CPU_DEVICES, else the
     number of cores), and the CUDA devices when `load_cuda` finds any.
 
+    seed: layers made in the order a PyTorch model makes its own start from the weights
+    torch.manual_seed(seed) gives it (the library draws from PyTorch's generator stream).
+
     log: None (silent) or a callable log(level, message) receiving the library's messages
     at or above log_level; it runs on a Python thread, possibly a little after the event,
     and must not call the library. The library keeps `log` (and what it references) while

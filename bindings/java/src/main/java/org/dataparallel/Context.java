@@ -54,7 +54,10 @@ public final class Context extends Handle<dp_context> {
       return this;
     }
 
-    /** Seed for parameter initialisation and dropout. */
+    /**
+     * Seed for parameter initialisation and dropout: layers made in the order a PyTorch
+     * model makes its own start from the weights {@code torch.manual_seed(seed)} gives it.
+     */
     public Builder seed(long seed) {
       this.seed = seed;
       return this;
