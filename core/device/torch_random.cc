@@ -18,13 +18,13 @@ void TorchGenerator::uniform(float* out, size_t n, double from, double to) {
   const float lo = static_cast<float>(from), hi = static_cast<float>(to);
   const float range = hi - lo;  // in float, as PyTorch's distribution of float subtracts
   for (size_t i = 0; i < n; ++i) {
-    const double u = static_cast<double>(random() & ((1u << 24) - 1)) * 0x1p-24;
-    out[i] = static_cast<float>(u * range + lo);
+    const float u = static_cast<float>(random() & ((1u << 24) - 1)) * 0x1p-24f;  // exact
+    out[i] = std::fma(u, range, lo);
   }
 }
 
 void TorchGenerator::uniform(double* out, size_t n, double from, double to) {
-  for (size_t i = 0; i < n; ++i) out[i] = unit_double(random64()) * (to - from) + from;
+  for (size_t i = 0; i < n; ++i) out[i] = std::fma(unit_double(random64()), to - from, from);
 }
 
 template <class T>
@@ -35,8 +35,8 @@ void TorchGenerator::normal_blocks(T* out, size_t n, double mean, double std) {
       const T u2 = d[j + 8];
       const T radius = std::sqrt(T(-2) * std::log(u1));
       const T theta = static_cast<T>(kTwoPi * u2);
-      d[j] = radius * std::cos(theta) * T(std) + T(mean);
-      d[j + 8] = radius * std::sin(theta) * T(std) + T(mean);
+      d[j] = std::fma(radius * std::cos(theta), T(std), T(mean));
+      d[j + 8] = std::fma(radius * std::sin(theta), T(std), T(mean));
     }
   };
   uniform(out, n, 0.0, 1.0);
@@ -62,7 +62,7 @@ void TorchGenerator::normal_pairs(T* out, size_t n, double mean, double std) {
       next_normal_ = radius * std::sin(theta);
       z = radius * std::cos(theta);
     }
-    out[i] = static_cast<T>(z * std + mean);
+    out[i] = static_cast<T>(std::fma(z, std, mean));
   }
 }
 

@@ -35,7 +35,7 @@ void torch_randperm(size_t* perm, size_t n, uint64_t seed) {
   mt19937_seed(&g, (uint32_t)seed);
   for (size_t i = 0; i < n; ++i) perm[i] = i;
   for (size_t i = 0; i + 1 < n; ++i) {
-    const size_t z = (size_t)(mt19937_next(&g) % (uint32_t)(n - i));
+    const size_t z = (size_t)((uint64_t)mt19937_next(&g) % (uint64_t)(n - i));
     const size_t t = perm[i];
     perm[i] = perm[i + z];
     perm[i + z] = t;

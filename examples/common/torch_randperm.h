@@ -22,7 +22,8 @@ void mt19937_seed(mt19937* g, uint32_t seed);
 uint32_t mt19937_next(mt19937* g);
 
 /* perm[0..n) = the permutation of 0 .. n - 1 that torch.randperm(n) gives after
-   manual_seed(seed) (n < 2^32). */
+   manual_seed(seed) in PyTorch 1.13, for any n (later versions shuffle another way above
+   n = 214748364). Seeds equal in their low 32 bits give the same order. */
 void torch_randperm(size_t* perm, size_t n, uint64_t seed);
 
 #ifdef __cplusplus

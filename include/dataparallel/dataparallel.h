@@ -165,8 +165,10 @@ typedef struct dp_context_options {
       in the order they are made, from one stream that is PyTorch's CPU generator after
       torch.manual_seed(seed) (MT19937 seeded with the low 32 bits, PyTorch's uniform_ and
       normal_): layers made in the order a PyTorch model makes its own get PyTorch's
-      initial weights, bit for bit (an Embedding's normal values to float32 rounding).
-      Layers made by several threads at once draw in the order the threads get there.
+      initial weights, bit for bit as PyTorch computes them on x86 with AVX2 (an
+      Embedding's normal values to within ~2e-6). Seeds equal in their low 32 bits give
+      the same weights. Each parameter draws its values in one piece; layers made by
+      several threads at once may interleave between one layer's weight and bias.
       Dropout masks come from a separate sequence per device. */
   uint64_t seed;
   /** With log_fn: called once with log_user_data when the context has ended (its last

@@ -112,7 +112,7 @@ def test_the_same_seed_gives_pytorchs_initial_weights_bit_for_bit(name, seed):
 
 def test_an_embedding_draws_as_pytorchs_and_the_next_layer_starts_where_pytorchs_does():
     # normal_ over 16 values or more: PyTorch computes float32 Box-Muller with vectorised
-    # log and cos, so values agree to float32 rounding; the stream stays in step, so the
+    # log and cos, so values agree to ~2e-6; the stream stays in step, so the
     # Linear made next is bit for bit PyTorch's. Fewer than 16 values: exact.
     with dp.Context(cpu_devices=1, seed=3) as ctx:
         big, small = dp.Embedding(ctx, 10, 7), dp.Embedding(ctx, 3, 1)
@@ -121,7 +121,7 @@ def test_an_embedding_draws_as_pytorchs_and_the_next_layer_starts_where_pytorchs
         tbig, tsmall = torch.nn.Embedding(10, 7), torch.nn.Embedding(3, 1)
         tsmall2, tlin = torch.nn.Embedding(5, 1), torch.nn.Linear(6, 4)
         np.testing.assert_allclose(big.weight.numpy(), tbig.weight.detach().numpy(),
-                                   rtol=1e-6, atol=1e-6)
+                                   rtol=1e-6, atol=3e-6)
         np.testing.assert_array_equal(small.weight.numpy(), tsmall.weight.detach().numpy())
         np.testing.assert_array_equal(small2.weight.numpy(), tsmall2.weight.detach().numpy())
         np.testing.assert_array_equal(lin.weight.numpy(), tlin.weight.detach().numpy())
