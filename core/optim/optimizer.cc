@@ -12,6 +12,17 @@
 
 namespace dp {
 
+namespace {
+
+// The learning rate every optimizer takes: finite and >= 0 (">= 0" is false for NaN).
+// `who` names the optimizer in the message ("SGD"), or is "" for set_lr.
+void check_lr(const char* who, double lr) {
+  DP_CHECK(lr >= 0 && std::isfinite(lr), kInvalidArgument,
+           who << (*who ? ": " : "") << "lr = " << lr << " must be a finite number >= 0");
+}
+
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
@@ -26,8 +37,7 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
 }
 
 void Optimizer::set_lr(double lr) {
-  DP_CHECK(lr >= 0 && std::isfinite(lr), kInvalidArgument,
-           "lr = " << lr << " must be a finite number >= 0");
+  check_lr("", lr);
   lr_ = lr;
 }
 
@@ -137,8 +147,7 @@ void Optimizer::step() {
 
 Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(params)), o_(o) {
   // ">= 0" is false for NaN, which the messages cover too.
-  DP_CHECK(o.lr >= 0 && std::isfinite(o.lr), kInvalidArgument,
-           "SGD: lr = " << o.lr << " must be a finite number >= 0");
+  check_lr("SGD", o.lr);
   DP_CHECK(o.momentum >= 0, kInvalidArgument,
            "SGD: momentum = " << o.momentum << " must be a number >= 0");
   DP_CHECK(o.weight_decay >= 0, kInvalidArgument,
@@ -172,8 +181,7 @@ void Sgd::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t e
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::move(params)), o_(o) {
   const char* kind = o.decoupled_weight_decay ? "AdamW" : "Adam";
-  DP_CHECK(o.lr >= 0 && std::isfinite(o.lr), kInvalidArgument,
-           kind << ": lr = " << o.lr << " must be a finite number >= 0");
+  check_lr(kind, o.lr);
   DP_CHECK(o.beta1 >= 0 && o.beta1 < 1, kInvalidArgument,
            kind << ": beta1 = " << o.beta1 << " must be in [0, 1)");
   DP_CHECK(o.beta2 >= 0 && o.beta2 < 1, kInvalidArgument,
