@@ -16,12 +16,13 @@ std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const 
                                       const dp_context* ctx, const char* owner) {
   DP_CHECK(inputs != nullptr || n == 0, kInvalidArgument, arg << " is NULL but its count is " << n);
   std::vector<dp::Tensor> out;
-  const std::string first = std::string(arg) + "[0]";
+  std::string first;  // names inputs[0] when its context is the one the rest share
   for (size_t i = 0; i < n; ++i) {
     const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
-    if (i == 0 && ctx == nullptr) {  // the first input's context is the one the rest share
+    if (i == 0 && ctx == nullptr) {
       out.push_back(unwrap(inputs[0], name.c_str()));
       ctx = inputs[0]->ctx;
+      first = name;
       owner = first.c_str();
     } else {
       out.push_back(unwrap_in(ctx, owner, inputs[i], name.c_str()));
