@@ -746,15 +746,33 @@ typedef struct {
   FILE* f;
 } output_file;
 
-/* The file `path` names through any symbolic links, when it exists; else `path`. */
-static void output_target(const char* path, char* out, size_t size) {
-  char resolved[PATH_MAX];
-  struct stat st;
-  if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, resolved)) {
+/* Where `path` is or will be: the file itself, through any links, when it exists; else its
+   directory's and its own name ("./out.st" and "out.st" are one file). 0 when neither
+   resolves. */
+static int resolve_path(const char* path, char* out, size_t size) {
+  char dir[PATH_MAX], resolved[PATH_MAX];
+  if (realpath(path, resolved)) {
     snprintf(out, size, "%s", resolved);
-  } else {
-    snprintf(out, size, "%s", path);
+    return 1;
   }
+  snprintf(dir, sizeof dir, "%s", path);
+  char* slash = strrchr(dir, '/');
+  const char* name = slash ? path + (slash - dir) + 1 : path;
+  if (slash) {
+    *slash = '\0';
+    if (!*dir) snprintf(dir, sizeof dir, "/");
+  } else {
+    snprintf(dir, sizeof dir, ".");
+  }
+  if (!realpath(dir, resolved)) return 0;
+  snprintf(out, size, "%s/%s", resolved, name);
+  return 1;
+}
+
+/* The file an output to `path` goes to: resolve_path's, or `path` when it does not resolve
+   (its directory missing, which the write then reports). */
+static void output_target(const char* path, char* out, size_t size) {
+  if (!resolve_path(path, out, size)) snprintf(out, size, "%s", path);
 }
 
 /* Whether `path` exists and is neither a regular file nor a directory (through links). */
@@ -878,29 +896,6 @@ static void check_writable(const char* option, const char* path) {
   }
   fclose(out.f);
   remove(out.tmp);
-}
-
-/* Where `path` is or will be: the file itself, through any links, when it exists; else its
-   directory's and its own name ("./out.st" and "out.st" are one file). 0 when neither
-   resolves. */
-static int resolve_path(const char* path, char* out, size_t size) {
-  char dir[PATH_MAX], resolved[PATH_MAX];
-  if (realpath(path, resolved)) {
-    snprintf(out, size, "%s", resolved);
-    return 1;
-  }
-  snprintf(dir, sizeof dir, "%s", path);
-  char* slash = strrchr(dir, '/');
-  const char* name = slash ? path + (slash - dir) + 1 : path;
-  if (slash) {
-    *slash = '\0';
-    if (!*dir) snprintf(dir, sizeof dir, "/");
-  } else {
-    snprintf(dir, sizeof dir, ".");
-  }
-  if (!realpath(dir, resolved)) return 0;
-  snprintf(out, size, "%s/%s", resolved, name);
-  return 1;
 }
 
 /* Two of the file options naming one file would overwrite each other (a checkpoint
