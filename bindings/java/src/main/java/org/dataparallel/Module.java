@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import org.dataparallel.swig.CApi;
+import org.dataparallel.swig.dp_context;
 import org.dataparallel.swig.dp_device;
 import org.dataparallel.swig.dp_module;
 
@@ -89,12 +89,11 @@ public class Module extends Handle<dp_module> {
     if (dims != 1 && dims != 2) {
       throw new IllegalArgumentException("batchNorm: dims = " + dims + " is neither 1 nor 2");
     }
-    Objects.requireNonNull(ctx, "ctx");
+    dp_context c = Context.nativeOf(ctx);
     dp_device d = Device.nativeOf(device);
     try {
-      return new Module(dims == 1
-              ? CApi.dp_module_batchnorm1d(Context.nativeOf(ctx), numFeatures, eps, momentum, d)
-              : CApi.dp_module_batchnorm2d(Context.nativeOf(ctx), numFeatures, eps, momentum, d));
+      return new Module(dims == 1 ? CApi.dp_module_batchnorm1d(c, numFeatures, eps, momentum, d)
+                                  : CApi.dp_module_batchnorm2d(c, numFeatures, eps, momentum, d));
     } finally {
       d.delete();
     }
