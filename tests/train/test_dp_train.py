@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-DATA = "/usr/share/datasets/fashion-mnist"
+from reference import DATA, read_idx, torch_model
 
 
 def run(dp_train, *args, timeout=300):
@@ -362,14 +362,6 @@ def test_eval_only_reports_the_checkpoints_accuracy(dp_train, tmp_path):
     assert set(j) == set(final_json(p)) and j["samples_per_s"] is None and j["phases"] is None
 
 
-def read_idx(path):
-    import numpy as np
-    raw = gzip.open(path).read()
-    ndim = raw[3]
-    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
 def read_safetensors(path):
     import numpy as np
     raw = path.read_bytes()
@@ -414,15 +406,13 @@ def test_eval_only_agrees_with_pytorch_on_the_same_weights(dp_train, tmp_path):
     assert e.returncode == 0, e.stderr
     ours = final_json(e)
 
-    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
-                                torch.nn.Linear(512, 256), torch.nn.ReLU(),
-                                torch.nn.Linear(256, 10))
+    model, _ = torch_model("mlp")
     tensors = read_safetensors(ck)
     state = {k: torch.from_numpy(tensors[k].copy()) for k in model.state_dict()}
     model.load_state_dict(state)
-    x = torch.from_numpy(read_idx(f"{DATA}/t10k-images-idx3-ubyte.gz").reshape(-1, 784)
+    x = torch.from_numpy(read_idx("t10k-images-idx3-ubyte.gz").reshape(-1, 784)
                          .astype("float32")) / 255.0
-    y = torch.from_numpy(read_idx(f"{DATA}/t10k-labels-idx1-ubyte.gz").astype("int64"))
+    y = torch.from_numpy(read_idx("t10k-labels-idx1-ubyte.gz").astype("int64"))
     with torch.no_grad():
         logits = model(x)
         loss = torch.nn.functional.cross_entropy(logits, y).item()

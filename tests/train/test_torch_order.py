@@ -4,17 +4,15 @@ so the first steps agree with PyTorch's to float32 rounding.
 
 Run by ctest with train_dp_train: --dp-train and --print-randperm name the binaries.
 """
-import gzip
 import json
 import os
-import struct
 import subprocess
 
 import numpy as np
 import pytest
 import torch
 
-DATA = "/usr/share/datasets/fashion-mnist"
+from reference import read_idx, torch_model
 
 
 @pytest.mark.parametrize("n,seed", [(60000, 0), (60000, 4), (1000, 2**33 + 5), (2, 9), (1, 0)])
@@ -27,15 +25,6 @@ def test_the_shuffling_order_is_torch_randperms(print_randperm, n, seed):
                                   torch.randperm(n, generator=g).numpy())
 
 
-def read_idx(name, limit=None):
-    with gzip.open(os.path.join(DATA, name)) as f:
-        raw = f.read()
-    ndim = raw[3]
-    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
-    a = np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
-    return a if limit is None else a[:limit]
-
-
 def torch_run(model, limit, epochs, batch, lr, seed):
     """torch_reference.py's training loop (SGD, momentum 0.9) and its test evaluation."""
     nn = torch.nn
@@ -44,15 +33,7 @@ def torch_run(model, limit, epochs, batch, lr, seed):
     y = torch.from_numpy(read_idx("train-labels-idx1-ubyte.gz", limit).astype(np.int64))
     xt = torch.from_numpy(read_idx("t10k-images-idx3-ubyte.gz").astype(np.float32) / 255)
     yt = torch.from_numpy(read_idx("t10k-labels-idx1-ubyte.gz").astype(np.int64))
-    if model == "mlp":
-        m = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
-                          nn.Linear(256, 10))
-        shape = (-1, 784)
-    else:
-        m = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-                          nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10))
-        shape = (-1, 1, 28, 28)
+    m, shape = torch_model(model)
     opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
     for epoch in range(epochs):
         g = torch.Generator()
