@@ -89,11 +89,12 @@ TEST(CpuBackend, PrimitivesAreCachedPerShape) {
 TEST(CpuBackend, SameShapeArithmeticIsExactForEveryAliasing) {
   // float32 +, -, *, / are correctly rounded, and so is the float64 result rounded to
   // float32: every element must be equal, whether the output is a fresh array, the first
-  // operand, the second, or both operands are one array. 1000 elements: vector body and
-  // remainder.
+  // operand, the second, or both operands are one array. 3003 elements: vector body and
+  // remainder, and past the 1024 elements ahead of the loop that an in-place sum asks
+  // write access for.
   auto ctx = make_ctx(1);
   Backend& backend = ctx->backend(DeviceType::kCpu);
-  const int64_t n = 1000;
+  const int64_t n = 3003;
   const auto x = pseudo_random(n, 11), y0 = pseudo_random(n, 12);
   std::vector<float> y(y0);
   for (float& v : y) v += v >= 0 ? 0.25f : -0.25f;  // no divisor near zero
@@ -103,7 +104,7 @@ TEST(CpuBackend, SameShapeArithmeticIsExactForEveryAliasing) {
     };
     std::vector<float> fresh(n), into_a(x), into_b(y), both(x);
     ctx->run(cpu(0), [&] {
-      auto v = [&](std::vector<float>& d) { return view(d.data(), DType::kFloat32, {10, 100}); };
+      auto v = [&](std::vector<float>& d) { return view(d.data(), DType::kFloat32, {3, 1001}); };
       std::vector<float> xa(x), ya(y);
       backend.binary(0, op, v(xa), v(ya), v(fresh));
       backend.binary(0, op, v(into_a), v(ya), v(into_a));
@@ -196,6 +197,78 @@ TEST(CpuBackend, LogSoftmaxOverTheLastDimMatchesTheFloat64Reference) {
   });
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(y[i])) << i;
   for (int i = 3; i < 6; ++i) EXPECT_FALSE(std::isnan(y[i])) << i;
+}
+
+TEST(CpuBackend, OptimizerUpdatesMatchTheFloat64ReferenceOnEveryElement) {
+  // The float32 loops run in blocks of 256 elements, asking write access 1024 elements
+  // ahead; 5003 elements cover whole blocks, a partial last block and the loop's end.
+  // Three steps of each rule (the first sets the momentum buffer or Adam's bias
+  // correction), against the float64 loops from the same float32 start: an element
+  // skipped or updated twice would be off by about lr * |g|, here at least 1e-4.
+  auto ctx = make_ctx(1);
+  Backend& backend = ctx->backend(DeviceType::kCpu);
+  const int64_t n = 5003;
+  const auto w0 = pseudo_random(n, 21), g = pseudo_random(n, 22);
+  auto as_double = [](const std::vector<float>& v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+  const std::vector<double> gd = as_double(g);
+  auto f32 = [&](std::vector<float>& d) { return view(d.data(), DType::kFloat32, {n}); };
+  auto f64 = [&](std::vector<double>& d) { return view(d.data(), DType::kFloat64, {n}); };
+  auto gf = g;
+  auto gdd = gd;
+  auto expect_close = [&](const std::vector<float>& got, const std::vector<double>& want,
+                          const char* what) {
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(got[i] - want[i]));
+    EXPECT_LT(worst, 2e-6) << what;
+  };
+  struct SgdCase {
+    const char* name;
+    double momentum, dampening, weight_decay;
+    bool nesterov;
+  };
+  for (const SgdCase& c : {SgdCase{"plain", 0, 0, 0, false}, SgdCase{"momentum", 0.9, 0, 0, false},
+                           SgdCase{"dampening and decay", 0.9, 0.3, 0.01, false},
+                           SgdCase{"nesterov", 0.9, 0, 0.01, true}}) {
+    std::vector<float> w(w0), buf(n);
+    std::vector<double> wd = as_double(w0), bufd(n);
+    for (int step = 0; step < 3; ++step) {
+      SgdParams p;
+      p.lr = 0.1;
+      p.momentum = c.momentum;
+      p.dampening = c.dampening;
+      p.weight_decay = c.weight_decay;
+      p.nesterov = c.nesterov;
+      p.first_step = step == 0;
+      ctx->run(cpu(0), [&] {
+        const KView b = f32(buf), bd = f64(bufd);
+        backend.sgd_step(0, f32(w), f32(gf), c.momentum != 0 ? &b : nullptr, p);
+        backend.sgd_step(0, f64(wd), f64(gdd), c.momentum != 0 ? &bd : nullptr, p);
+      });
+    }
+    expect_close(w, wd, c.name);
+    if (c.momentum != 0) expect_close(buf, bufd, c.name);
+  }
+  for (bool decoupled : {false, true}) {
+    std::vector<float> w(w0), m(n), v(n);
+    std::vector<double> wd = as_double(w0), md(n), vd(n);
+    for (int64_t step = 1; step <= 3; ++step) {
+      AdamParams p;
+      p.lr = 0.01;
+      p.weight_decay = 0.1;
+      p.decoupled = decoupled;
+      p.step = step;
+      ctx->run(cpu(0), [&] {
+        backend.adam_step(0, f32(w), f32(gf), f32(m), f32(v), p);
+        backend.adam_step(0, f64(wd), f64(gdd), f64(md), f64(vd), p);
+      });
+    }
+    const char* name = decoupled ? "AdamW" : "Adam";
+    expect_close(w, wd, name);
+    expect_close(m, md, name);
+    expect_close(v, vd, name);
+  }
 }
 
 TEST(CpuBackend, DevicesComputeConcurrentlyWithCorrectResults) {
