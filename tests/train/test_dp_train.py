@@ -563,6 +563,16 @@ def test_chunk_sizes_128_128_are_the_default_split_and_give_identical_results(
                                                     even_split_run["test_loss"])
 
 
+def test_only_the_seeds_low_32_bits_count_as_in_torch_manual_seed(
+        dp_train, tmp_path, even_split_run):
+    # PyTorch's CPU generator takes the seed's low 32 bits, so 2^32 is seed 0 again, for the
+    # initial weights and for the shuffling; --help says so.
+    j, _ = run_2048(dp_train, tmp_path, "--seed", str(2**32))
+    assert (j["test_accuracy"], j["test_loss"]) == (even_split_run["test_accuracy"],
+                                                    even_split_run["test_loss"])
+    assert "low 32 bits" in run(dp_train, "--help").stdout
+
+
 def test_chunk_sizes_192_64_train_as_the_even_split_does(dp_train, tmp_path, even_split_run):
     # The loss is the mean over the gathered batch, so the gradient does not depend on the
     # split; the test set (batches of 1,000) is split evenly whatever --chunk-sizes says.
