@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "device/cpu_loops.h"
 #include "error.h"
 
 // From GNU OpenMP (libgomp), which Debian's oneDNN uses for its threads. Declared here
@@ -695,8 +696,13 @@ namespace {
 
 struct BlockPds {
   Cached* conv = nullptr;  // forward, ReLU fused
-  Cached* pool = nullptr;  // forward on the conv's dst layout
+  Cached* pool = nullptr;  // forward on the conv's dst layout (null with own_block)
   memory::desc y_md;       // the conv's (blocked) dst
+  // Max pooling without padding on a y in aBcd16b or aBcd8b runs cpu_loops'
+  // max_pool_blocked (own_block: the channel block, 0 for oneDNN's pooling) with z in y's
+  // layout; the workspace is one argmax byte per element of z.
+  int own_block = 0;
+  memory::desc z_md;  // the pooling's dst
   // Max pooling needs no y for its backward: the ReLU commutes with the maximum, so the
   // ReLU's mask at each window's argmax is (z > 0), applied to gz before the pooling's
   // backward. Average pooling keeps y in the state for the mask.
@@ -719,6 +725,16 @@ dnnl::pooling_forward::primitive_desc block_pool_pd(DnnlDevice& d, const memory:
   return pool_pd(d, y_md, any_md(z), y, z, p, training, attr);
 }
 
+// The channel block of y's layout when cpu_loops' max pooling applies to it (max, no
+// padding, aBcd16b or aBcd8b), else 0.
+int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams& p) {
+  if (p.kind != PoolKind::kMax || p.pad_h != 0 || p.pad_w != 0 || p.kernel_h * p.kernel_w > 256)
+    return 0;
+  if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd16b)) return 16;
+  if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd8b)) return 8;
+  return 0;
+}
+
 BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, const KView& y,
                    const KView& z, Conv2dParams cp, const Pool2dParams& pp, bool training) {
   cp.relu = true;
@@ -731,15 +747,41 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
         return conv_fwd_pd(d, x, w, bias, y, cp, attr);
       });
   b.y_md = b.conv->pd.dst_desc();
-  b.pool = &d.get<dnnl::pooling_forward>(
-      block_key('q', x, w, y, z, bias, cp, pp, training), [&](const dnnl::primitive_attr& attr) {
-        return block_pool_pd(d, b.y_md, y, z, pp, training, attr);
-      });
+  b.own_block = own_pool_block(b.y_md, y, pp);
+  size_t ws_bytes = 0;
+  if (b.own_block) {
+    b.z_md =
+        memory::desc(dims_of(z), dt::f32,
+                     b.own_block == 16 ? memory::format_tag::aBcd16b : memory::format_tag::aBcd8b);
+    ws_bytes = b.z_md.get_size() / sizeof(float);
+  } else {
+    b.pool = &d.get<dnnl::pooling_forward>(
+        block_key('q', x, w, y, z, bias, cp, pp, training), [&](const dnnl::primitive_attr& attr) {
+          return block_pool_pd(d, b.y_md, y, z, pp, training, attr);
+        });
+    b.z_md = b.pool->pd.dst_desc();
+    ws_bytes = b.pool->workspace_bytes;
+  }
   b.keep_y = pp.kind != PoolKind::kMax;
   b.y_bytes = b.y_md.get_size();
   b.ws_offset = b.keep_y ? (b.y_bytes + 63) / 64 * 64 : 0;
-  b.state_bytes = b.ws_offset + b.pool->workspace_bytes;
+  b.state_bytes = b.ws_offset + ws_bytes;
   return b;
+}
+
+cpu_loops::BlockedPool blocked_pool(const KView& y, const KView& z, const Pool2dParams& p,
+                                    int block) {
+  const int64_t channel_blocks = (y.shape[1] + block - 1) / block;
+  return {y.shape[0] * channel_blocks,
+          y.shape[2],
+          y.shape[3],
+          z.shape[2],
+          z.shape[3],
+          p.kernel_h,
+          p.kernel_w,
+          p.stride_h,
+          p.stride_w,
+          block};
 }
 
 bool block_supported(const KView& x, const KView& y, const KView& z) {
@@ -775,13 +817,20 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
         {DNNL_ARG_DST, y_mem}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(*b.conv, std::move(args));
-    memory z_mem = d.output(b.pool->pd.dst_desc(), z, 4);
-    std::unordered_map<int, memory> pargs{{DNNL_ARG_SRC, y_mem}, {DNNL_ARG_DST, z_mem}};
-    if (b.pool->workspace_bytes) {
-      pargs.emplace(DNNL_ARG_WORKSPACE,
-                    memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
+    memory z_mem = d.output(b.z_md, z, 4);
+    if (b.own_block) {
+      cpu_loops::max_pool_blocked(
+          reinterpret_cast<const float*>(y_data), static_cast<float*>(z_mem.get_data_handle()),
+          state ? reinterpret_cast<uint8_t*>(state_data + b.ws_offset) : nullptr,
+          blocked_pool(y, z, pp, b.own_block));
+    } else {
+      std::unordered_map<int, memory> pargs{{DNNL_ARG_SRC, y_mem}, {DNNL_ARG_DST, z_mem}};
+      if (b.pool->workspace_bytes) {
+        pargs.emplace(DNNL_ARG_WORKSPACE,
+                      memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
+      }
+      d.run(*b.pool, std::move(pargs));
     }
-    d.run(*b.pool, std::move(pargs));
     d.finish_output(z_mem, z, key + "fz");
   });
   return true;
@@ -798,19 +847,6 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     const KView& z = gz;
     char* state_data = static_cast<char*>(const_cast<void*>(state));
     // Pooling backward into gy (blocked, a temporary), then the ReLU's mask in place.
-    Cached& pb = d.get<dnnl::pooling_backward>(
-        block_key('Q', x, w, y, z, gbias != nullptr, cp, pp, true),
-        [&](const dnnl::primitive_attr& attr) {
-          const int64_t pr_h = (z.shape[2] - 1) * pp.stride_h + pp.kernel_h - y.shape[2] - pp.pad_h;
-          const int64_t pr_w = (z.shape[3] - 1) * pp.stride_w + pp.kernel_w - y.shape[3] - pp.pad_w;
-          const algorithm alg = pp.kind == PoolKind::kMax ? algorithm::pooling_max
-                                                          : algorithm::pooling_avg_include_padding;
-          return dnnl::pooling_backward::primitive_desc(
-              dnnl::pooling_backward::desc(alg, b.y_md, b.pool->pd.dst_desc(),
-                                           {pp.stride_h, pp.stride_w}, {pp.kernel_h, pp.kernel_w},
-                                           {pp.pad_h, pp.pad_w}, {pr_h, pr_w}),
-              attr, d.eng, block_pool_pd(d, b.y_md, y, z, pp, true, dnnl::primitive_attr()));
-        });
     const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
     KView gz_in = gz;
     if (!b.keep_y) {
@@ -819,14 +855,38 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
       DP_CHECK(unary_backward(d, UnaryOp::kRelu, gz, z_out, gz_in), kInternal,
                "convolution block backward: no ReLU backward primitive");
     }
-    std::unordered_map<int, memory> pargs{
-        {DNNL_ARG_DIFF_DST, d.to_format(b.pool->pd.dst_desc(), gz_in, 4, key + "pz")},
-        {DNNL_ARG_DIFF_SRC, gy_mem}};
-    if (b.pool->workspace_bytes) {
-      pargs.emplace(DNNL_ARG_WORKSPACE,
-                    memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
+    const memory gz_mem = d.to_format(b.z_md, gz_in, 4, key + "pz");
+    if (b.own_block) {
+      d.strm.wait();  // the reorder into gz_mem is done
+      cpu_loops::max_pool_blocked_backward(
+          static_cast<const float*>(gz_mem.get_data_handle()),
+          reinterpret_cast<const uint8_t*>(state_data + b.ws_offset),
+          static_cast<float*>(gy_mem.get_data_handle()), blocked_pool(y, z, pp, b.own_block));
+    } else {
+      Cached& pb = d.get<dnnl::pooling_backward>(
+          block_key('Q', x, w, y, z, gbias != nullptr, cp, pp, true),
+          [&](const dnnl::primitive_attr& attr) {
+            const int64_t pr_h =
+                (z.shape[2] - 1) * pp.stride_h + pp.kernel_h - y.shape[2] - pp.pad_h;
+            const int64_t pr_w =
+                (z.shape[3] - 1) * pp.stride_w + pp.kernel_w - y.shape[3] - pp.pad_w;
+            const algorithm alg = pp.kind == PoolKind::kMax
+                                      ? algorithm::pooling_max
+                                      : algorithm::pooling_avg_include_padding;
+            return dnnl::pooling_backward::primitive_desc(
+                dnnl::pooling_backward::desc(alg, b.y_md, b.z_md, {pp.stride_h, pp.stride_w},
+                                             {pp.kernel_h, pp.kernel_w}, {pp.pad_h, pp.pad_w},
+                                             {pr_h, pr_w}),
+                attr, d.eng, block_pool_pd(d, b.y_md, y, z, pp, true, dnnl::primitive_attr()));
+          });
+      std::unordered_map<int, memory> pargs{{DNNL_ARG_DIFF_DST, gz_mem},
+                                            {DNNL_ARG_DIFF_SRC, gy_mem}};
+      if (b.pool->workspace_bytes) {
+        pargs.emplace(DNNL_ARG_WORKSPACE,
+                      memory(b.pool->workspace_md, d.eng, state_data + b.ws_offset));
+      }
+      d.run(pb, std::move(pargs));
     }
-    d.run(pb, std::move(pargs));
     if (b.keep_y) {  // the ReLU's mask from y itself
       Cached& rb = d.get<dnnl::eltwise_backward>(
           block_key('R', x, w, y, z, gbias != nullptr, cp, pp, true),

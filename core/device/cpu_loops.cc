@@ -223,6 +223,127 @@ void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamPar
 
 namespace {
 
+// Inlined into the cloned entry points below, so that each instruction set's copy is
+// vectorised for it. KH, KW > 0 fix the window at compile time (2x2 runs twice as fast
+// so), 0 takes it from g.
+template <int B, int KH, int KW>
+[[gnu::always_inline]] inline void max_pool_blocked_t(const float* x, float* y, uint8_t* argmax,
+                                                      const BlockedPool& g) {
+  const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
+  const int64_t in_plane = g.h * g.w * B, out_plane = g.oh * g.ow * B;
+  for (int64_t o = 0; o < g.outer; ++o) {
+    for (int64_t i = 0; i < g.oh; ++i) {
+      for (int64_t j = 0; j < g.ow; ++j) {
+        const float* window = x + o * in_plane + (i * g.sh * g.w + j * g.sw) * B;
+        // The window's position as int32 lanes, the width of the floats, so that the
+        // selects vectorise; bytes only when stored.
+        float m[B];
+        int32_t a[B];
+        for (int l = 0; l < B; ++l) {
+          m[l] = window[l];
+          a[l] = 0;
+        }
+        for (int r = 0; r < kh; ++r) {
+          for (int c = r == 0 ? 1 : 0; c < kw; ++c) {
+            const float* v = window + (r * g.w + c) * B;
+            const int32_t k = r * kw + c;
+            // Not unrolled: GCC unrolls a 16-iteration loop before its vectoriser sees it,
+            // and then leaves the lanes scalar.
+#pragma GCC unroll 1
+            for (int l = 0; l < B; ++l) {
+              const bool take = (v[l] > m[l]) | (v[l] != v[l]);  // NaN wins, as in PyTorch
+              m[l] = take ? v[l] : m[l];
+              a[l] = take ? k : a[l];
+            }
+          }
+        }
+        const int64_t at = o * out_plane + (i * g.ow + j) * B;
+        for (int l = 0; l < B; ++l) y[at + l] = m[l];
+        if (argmax) {
+          for (int l = 0; l < B; ++l) argmax[at + l] = static_cast<uint8_t>(a[l]);
+        }
+      }
+    }
+  }
+}
+
+template <int B, int KH, int KW>
+[[gnu::always_inline]] inline void max_pool_blocked_backward_t(const float* gy,
+                                                               const uint8_t* argmax, float* gx,
+                                                               const BlockedPool& g) {
+  const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
+  const int64_t in_plane = g.h * g.w * B, out_plane = g.oh * g.ow * B;
+  // Windows side by side (stride = kernel) write each element they cover once; the rows
+  // and columns past the last window are zeroed apart. Overlapping or gapped windows sum
+  // into a zeroed gradient.
+  const bool tiled = g.sh == kh && g.sw == kw;
+  for (int64_t o = 0; o < g.outer; ++o) {
+    float* plane = gx + o * in_plane;
+    if (!tiled) {
+      std::memset(plane, 0, sizeof(float) * static_cast<size_t>(in_plane));
+    } else {
+      const int64_t rows = g.oh * g.sh, cols = g.ow * g.sw;
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memset(plane + (r * g.w + cols) * B, 0,
+                    sizeof(float) * static_cast<size_t>((g.w - cols) * B));
+      }
+      std::memset(plane + rows * g.w * B, 0,
+                  sizeof(float) * static_cast<size_t>((g.h - rows) * g.w * B));
+    }
+    for (int64_t i = 0; i < g.oh; ++i) {
+      for (int64_t j = 0; j < g.ow; ++j) {
+        const int64_t at = o * out_plane + (i * g.ow + j) * B;
+        const float* grad = gy + at;
+        const uint8_t* a = argmax + at;
+        float* window = plane + (i * g.sh * g.w + j * g.sw) * B;
+        int32_t pos[B];
+        for (int l = 0; l < B; ++l) pos[l] = a[l];
+        for (int r = 0; r < kh; ++r) {
+          for (int c = 0; c < kw; ++c) {
+            float* d = window + (r * g.w + c) * B;
+            const int32_t k = r * kw + c;
+            if (tiled) {
+              // 0 + g, as PyTorch adds into zeros: a -0 gradient lands as +0.
+#pragma GCC unroll 1
+              for (int l = 0; l < B; ++l) d[l] = pos[l] == k ? 0.f + grad[l] : 0.f;
+            } else {
+#pragma GCC unroll 1
+              for (int l = 0; l < B; ++l) d[l] += pos[l] == k ? grad[l] : 0.f;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+DP_CLONES
+void max_pool_blocked(const float* x, float* y, uint8_t* argmax, const BlockedPool& g) {
+  const bool two = g.kh == 2 && g.kw == 2;
+  if (g.block == 16) {
+    return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)
+               : max_pool_blocked_t<16, 0, 0>(x, y, argmax, g);
+  }
+  return two ? max_pool_blocked_t<8, 2, 2>(x, y, argmax, g)
+             : max_pool_blocked_t<8, 0, 0>(x, y, argmax, g);
+}
+
+DP_CLONES
+void max_pool_blocked_backward(const float* gy, const uint8_t* argmax, float* gx,
+                               const BlockedPool& g) {
+  const bool two = g.kh == 2 && g.kw == 2;
+  if (g.block == 16) {
+    return two ? max_pool_blocked_backward_t<16, 2, 2>(gy, argmax, gx, g)
+               : max_pool_blocked_backward_t<16, 0, 0>(gy, argmax, gx, g);
+  }
+  return two ? max_pool_blocked_backward_t<8, 2, 2>(gy, argmax, gx, g)
+             : max_pool_blocked_backward_t<8, 0, 0>(gy, argmax, gx, g);
+}
+
+namespace {
+
 // exp_f32's body, inlined into each loop so that the loop vectorises.
 inline float exp_inline(float x) {
   constexpr float kLog2e = 1.44269504088896341f;

@@ -161,6 +161,61 @@ TEST(CpuLoops, ExpIsWithinTwoUlpOfTheExactValueAndKeepsItsEdges) {
   EXPECT_LE(ulps(cpu_loops::exp_f32(88.72f), static_cast<float>(std::exp(double{88.72f}))), 2);
 }
 
+TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
+  // Values from {0, 1, 2} (windows full of ties), NaNs and -infs, in the blocked layout
+  // [outer][h][w][block]. PyTorch's CPU rule, scanned row by row through each window: a
+  // value greater than the maximum so far, or a NaN, takes over; so the first of equal
+  // maxima wins, and the last NaN. A 5x7 map leaves a row and a column outside 2x2
+  // windows; 3x3 windows at stride 2 overlap.
+  for (int block : {8, 16}) {
+    for (int k : {2, 3}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", window " + std::to_string(k));
+      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / 2 + 1, (7 - k) / 2 + 1, k, k, 2, 2, block};
+      const int64_t in_n = g.outer * g.h * g.w * block, out_n = g.outer * g.oh * g.ow * block;
+      std::vector<float> x(static_cast<size_t>(in_n));
+      for (int64_t i = 0; i < in_n; ++i) {
+        const uint64_t r = static_cast<uint64_t>(elem::uniform01(7, static_cast<uint64_t>(i)) * 40);
+        x[i] = r == 0 ? NAN : r == 1 ? -INFINITY : static_cast<float>(r % 3);
+      }
+      auto at = [&](int64_t o, int64_t h, int64_t w, int l) {
+        return ((o * g.h + h) * g.w + w) * block + l;
+      };
+      std::vector<float> y(static_cast<size_t>(out_n)), gy = pseudo_random(out_n, 8);
+      std::vector<uint8_t> argmax(static_cast<size_t>(out_n));
+      std::vector<float> gx(static_cast<size_t>(in_n), 123.f);  // all overwritten
+      cpu_loops::max_pool_blocked(x.data(), y.data(), argmax.data(), g);
+      cpu_loops::max_pool_blocked_backward(gy.data(), argmax.data(), gx.data(), g);
+      std::vector<double> want_gx(static_cast<size_t>(in_n), 0.0);
+      for (int64_t o = 0; o < g.outer; ++o)
+        for (int64_t i = 0; i < g.oh; ++i)
+          for (int64_t j = 0; j < g.ow; ++j)
+            for (int l = 0; l < block; ++l) {
+              float m = -INFINITY;
+              int64_t best = at(o, i * 2, j * 2, l), pos = 0;
+              int best_pos = 0;
+              for (int r = 0; r < k; ++r)
+                for (int c = 0; c < k; ++c, ++pos) {
+                  const float v = x[at(o, i * 2 + r, j * 2 + c, l)];
+                  if (v > m || std::isnan(v)) {
+                    m = v;
+                    best = at(o, i * 2 + r, j * 2 + c, l);
+                    best_pos = static_cast<int>(pos);
+                  }
+                }
+              const int64_t out = ((o * g.oh + i) * g.ow + j) * block + l;
+              if (std::isnan(m)) {
+                EXPECT_TRUE(std::isnan(y[out])) << out;
+              } else {
+                EXPECT_EQ(y[out], m) << out;
+              }
+              EXPECT_EQ(argmax[out], best_pos) << out;
+              want_gx[best] += gy[out];
+            }
+      for (int64_t i = 0; i < in_n; ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-6) << i;
+    }
+  }
+}
+
 TEST(CpuBackend, LogSoftmaxOverTheLastDimMatchesTheFloat64Reference) {
   // The float32 rows loop (exp_f32 vectorised, the C library's log) forward and backward,
   // against the float64 reference, for a small class count (the vector loop's remainder

@@ -263,20 +263,35 @@ TEST_F(Ops, ConvReluPoolBlockDifferentiatesLikeItsParts) {
 }
 
 // In float32 the block and the three ops give the same values and gradients, for channel
-// counts that fill oneDNN's 16-channel blocks and for ones that do not.
+// counts that fill oneDNN's 16-channel blocks and for ones that do not. The block's max
+// pooling without padding runs the library's own loops on the blocked layout; the
+// composed ops run oneDNN's pooling on NCHW. Besides 2x2 windows: a 13x13 map (the last
+// row and column in no window: their gradient is 0), overlapping 3x3 windows at stride 2
+// (gradients summed) and 2x2 windows at stride 3 (gaps between them).
 TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
-  const Pool2dParams pp{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
-  for (const auto& [c_in, c_out] : {std::pair<int64_t, int64_t>{1, 32}, {32, 64}, {3, 20}}) {
-    SCOPED_TRACE("channels " + std::to_string(c_in) + " -> " + std::to_string(c_out));
+  struct Case {
+    int64_t c_in, c_out, size;
+    Pool2dParams pp;
+  };
+  const Pool2dParams max2{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
+  for (const Case& c : {Case{1, 32, 12, max2}, Case{32, 64, 12, max2}, Case{3, 20, 12, max2},
+                        Case{4, 16, 13, max2}, Case{4, 16, 13, {PoolKind::kMax, 3, 3, 2, 2, 0, 0}},
+                        Case{4, 16, 13, {PoolKind::kMax, 2, 2, 3, 3, 0, 0}}}) {
+    const int64_t c_in = c.c_in, c_out = c.c_out, size = c.size;
+    const Pool2dParams pp = c.pp;
+    SCOPED_TRACE("channels " + std::to_string(c_in) + " -> " + std::to_string(c_out) + ", " +
+                 std::to_string(size) + "x" + std::to_string(size) + ", pool " +
+                 std::to_string(pp.kernel_h) + " stride " + std::to_string(pp.stride_h));
+    const int64_t pooled = (size - pp.kernel_h) / pp.stride_h + 1;
     auto f32 = [&](const Shape& s, bool grad) {
       Tensor t = ops::to_dtype(rand(s, false), DType::kFloat32);
       t.set_requires_grad(grad);
       return t;
     };
-    const Tensor x = f32({4, c_in, 12, 12}, c_in > 1), w = f32({c_out, c_in, 3, 3}, true),
+    const Tensor x = f32({4, c_in, size, size}, c_in > 1), w = f32({c_out, c_in, 3, 3}, true),
                  b = f32({c_out}, true);
     std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> wts(static_cast<size_t>(4 * c_out * 6 * 6));
+    std::vector<double> wts(static_cast<size_t>(4 * c_out * pooled * pooled));
     for (double& v : wts) v = u(rng_);
     auto fused = forward_backward(
         [&](auto& in) {
@@ -287,8 +302,8 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
         {x, w, b}, wts);
     auto composed = forward_backward(
         [&](auto& in) {
-          return ops::max_pool2d(ops::conv2d(in[0], in[1], in[2], 1, 1, 1, 1, true), 2, 2, 2, 2, 0,
-                                 0);
+          return ops::max_pool2d(ops::conv2d(in[0], in[1], in[2], 1, 1, 1, 1, true), pp.kernel_h,
+                                 pp.kernel_w, pp.stride_h, pp.stride_w, 0, 0);
         },
         {x, w, b}, wts);
     ASSERT_EQ(fused.first.size(), composed.first.size());
