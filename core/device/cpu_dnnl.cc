@@ -700,7 +700,8 @@ struct BlockPds {
   memory::desc y_md;       // the conv's (blocked) dst
   // Max pooling without padding on a y in aBcd16b or aBcd8b runs cpu_loops'
   // max_pool_blocked (own_block: the channel block, 0 for oneDNN's pooling) with z in y's
-  // layout; the workspace is one argmax byte per element of z.
+  // layout; the workspace is one argmax byte per element of z, which also holds the
+  // ReLU's mask (kNoGradient where z is 0).
   int own_block = 0;
   memory::desc z_md;  // the pooling's dst
   // Max pooling needs no y for its backward: the ReLU commutes with the maximum, so the
@@ -728,7 +729,8 @@ dnnl::pooling_forward::primitive_desc block_pool_pd(DnnlDevice& d, const memory:
 // The channel block of y's layout when cpu_loops' max pooling applies to it (max, no
 // padding, aBcd16b or aBcd8b), else 0.
 int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams& p) {
-  if (p.kind != PoolKind::kMax || p.pad_h != 0 || p.pad_w != 0 || p.kernel_h * p.kernel_w > 256)
+  if (p.kind != PoolKind::kMax || p.pad_h != 0 || p.pad_w != 0 ||
+      p.kernel_h * p.kernel_w >= cpu_loops::kNoGradient)
     return 0;
   if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd16b)) return 16;
   if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd8b)) return 8;
@@ -781,7 +783,8 @@ cpu_loops::BlockedPool blocked_pool(const KView& y, const KView& z, const Pool2d
           p.kernel_w,
           p.stride_h,
           p.stride_w,
-          block};
+          block,
+          /*relu_mask=*/true};
 }
 
 bool block_supported(const KView& x, const KView& y, const KView& z) {
@@ -849,8 +852,9 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     // Pooling backward into gy (blocked, a temporary), then the ReLU's mask in place.
     const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
     KView gz_in = gz;
-    if (!b.keep_y) {
-      // The ReLU's mask on the pooled gradient: (z > 0), z being the block's output.
+    if (!b.keep_y && !b.own_block) {
+      // The ReLU's mask on the pooled gradient: (z > 0), z being the block's output (the
+      // own loops marked those outputs in the argmax already).
       gz_in.data = d.temp(7, static_cast<size_t>(gz.numel()) * sizeof(float));
       DP_CHECK(unary_backward(d, UnaryOp::kRelu, gz, z_out, gz_in), kInternal,
                "convolution block backward: no ReLU backward primitive");

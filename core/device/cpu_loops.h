@@ -44,9 +44,13 @@ struct BlockedPool {
   int64_t outer, h, w, oh, ow;
   int kh, kw, sh, sw;
   int block;  // 8 or 16
+  // Pooling a ReLU's output: an output whose maximum is not above 0 gets argmax
+  // kNoGradient, so that the backward passes it no gradient, as the ReLU's mask would.
+  bool relu_mask = false;
 };
+constexpr uint8_t kNoGradient = 255;
 // argmax (may be null: inference) receives each output's position in its window, row by
-// row (kh * kw <= 256): the first maximum, or the last NaN, as PyTorch's CPU kernel picks.
+// row (kh * kw < 255): the first maximum, or the last NaN, as PyTorch's CPU kernel picks.
 void max_pool_blocked(const float* x, float* y, uint8_t* argmax, const BlockedPool& g);
 // gx (x's layout) = the gradient of max_pool_blocked: gy at each window's argmax, 0
 // elsewhere; summed where windows overlap.

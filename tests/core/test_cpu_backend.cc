@@ -170,7 +170,7 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
   for (int block : {8, 16}) {
     for (int k : {2, 3}) {
       SCOPED_TRACE("block " + std::to_string(block) + ", window " + std::to_string(k));
-      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / 2 + 1, (7 - k) / 2 + 1, k, k, 2, 2, block};
+      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / 2 + 1, (7 - k) / 2 + 1, k, k, 2, 2, block, false};
       const int64_t in_n = g.outer * g.h * g.w * block, out_n = g.outer * g.oh * g.ow * block;
       std::vector<float> x(static_cast<size_t>(in_n));
       for (int64_t i = 0; i < in_n; ++i) {
@@ -212,6 +212,24 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
               want_gx[best] += gy[out];
             }
       for (int64_t i = 0; i < in_n; ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-6) << i;
+
+      // With relu_mask (pooling a ReLU's output), an output whose maximum is not above 0
+      // (0, -inf, NaN here) gets kNoGradient, and its window no gradient.
+      g.relu_mask = true;
+      std::vector<uint8_t> masked(static_cast<size_t>(out_n));
+      cpu_loops::max_pool_blocked(x.data(), y.data(), masked.data(), g);
+      cpu_loops::max_pool_blocked_backward(gy.data(), masked.data(), gx.data(), g);
+      int64_t dropped = 0;
+      for (int64_t out = 0; out < out_n; ++out) {
+        const bool positive = y[out] > 0;
+        dropped += !positive;
+        EXPECT_EQ(masked[out], positive ? argmax[out] : cpu_loops::kNoGradient) << out;
+      }
+      EXPECT_GT(dropped, 0);
+      double got_sum = 0, want_sum = 0;
+      for (int64_t i = 0; i < in_n; ++i) got_sum += gx[i];
+      for (int64_t out = 0; out < out_n; ++out) want_sum += y[out] > 0 ? gy[out] : 0.0;
+      EXPECT_NEAR(got_sum, want_sum, 1e-4);
     }
   }
 }
