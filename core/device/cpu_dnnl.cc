@@ -689,8 +689,10 @@ bool pool2d_backward(DnnlDevice& d, const KView& gy, const KView& x, const void*
 // --- conv2d + ReLU + pooling as one block --------------------------------------------
 // The convolution writes its ReLU output y in oneDNN's blocked layout and the pooling reads
 // it there: y never takes the plain NCHW form, which saves two reorders of the block's
-// largest tensor and runs the pooling on the blocked kernels (about 2.5x faster than on
-// NCHW here). Backward does the same in reverse. The saved state is [y | pool workspace].
+// largest tensor and runs the pooling on the blocked layout (about 2.5x faster than on
+// NCHW here). Backward does the same in reverse. The saved state is the pooling's
+// workspace, after y for average pooling: max pooling without padding keeps its argmax
+// bytes (the library's own loops), other max pooling oneDNN's workspace.
 
 namespace {
 
@@ -705,8 +707,9 @@ struct BlockPds {
   int own_block = 0;
   memory::desc z_md;  // the pooling's dst
   // Max pooling needs no y for its backward: the ReLU commutes with the maximum, so the
-  // ReLU's mask at each window's argmax is (z > 0), applied to gz before the pooling's
-  // backward. Average pooling keeps y in the state for the mask.
+  // ReLU's mask at each window's argmax is (z > 0). The own loops mark it in the argmax;
+  // with oneDNN's pooling it is applied to gz before the pooling's backward. Average
+  // pooling keeps y in the state for the mask.
   bool keep_y = false;
   size_t y_bytes = 0, ws_offset = 0, state_bytes = 0;
 };
@@ -849,7 +852,9 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     const std::string key = block_key('b', x, w, y, gz, gbias != nullptr, cp, pp, true).str();
     const KView& z = gz;
     char* state_data = static_cast<char*>(const_cast<void*>(state));
-    // Pooling backward into gy (blocked, a temporary), then the ReLU's mask in place.
+    // Pooling backward into gy (blocked, a temporary). The ReLU's mask comes before it for
+    // oneDNN's max pooling, is in the argmax for the own loops, and comes after it, from
+    // y, for average pooling.
     const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
     KView gz_in = gz;
     if (!b.keep_y && !b.own_block) {

@@ -260,8 +260,9 @@ template <int B, int KH, int KW>
         const int64_t at = o * out_plane + (i * g.ow + j) * B;
         for (int l = 0; l < B; ++l) y[at + l] = m[l];
         if (argmax) {
-          if (g.relu_mask) {
-            for (int l = 0; l < B; ++l) a[l] = m[l] > 0 ? a[l] : kNoGradient;
+          if (g.relu_mask) {  // a maximum of 0 gets kNoGradient
+#pragma GCC unroll 1
+            for (int l = 0; l < B; ++l) a[l] = m[l] > 0 ? a[l] : int32_t{kNoGradient};
           }
           for (int l = 0; l < B; ++l) argmax[at + l] = static_cast<uint8_t>(a[l]);
         }

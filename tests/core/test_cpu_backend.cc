@@ -90,8 +90,7 @@ TEST(CpuBackend, SameShapeArithmeticIsExactForEveryAliasing) {
   // float32 +, -, *, / are correctly rounded, and so is the float64 result rounded to
   // float32: every element must be equal, whether the output is a fresh array, the first
   // operand, the second, or both operands are one array. 3003 elements: vector body and
-  // remainder, and past the 1024 elements ahead of the loop that an in-place sum asks
-  // write access for.
+  // remainder.
   auto ctx = make_ctx(1);
   Backend& backend = ctx->backend(DeviceType::kCpu);
   const int64_t n = 3003;
@@ -166,11 +165,12 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
   // [outer][h][w][block]. PyTorch's CPU rule, scanned row by row through each window: a
   // value greater than the maximum so far, or a NaN, takes over; so the first of equal
   // maxima wins, and the last NaN. A 5x7 map leaves a row and a column outside 2x2
-  // windows; 3x3 windows at stride 2 overlap.
+  // windows; 3x3 windows at stride 2 overlap; 2x2 windows at stride 3 leave gaps.
   for (int block : {8, 16}) {
-    for (int k : {2, 3}) {
-      SCOPED_TRACE("block " + std::to_string(block) + ", window " + std::to_string(k));
-      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / 2 + 1, (7 - k) / 2 + 1, k, k, 2, 2, block, false};
+    for (const auto& [k, s] : {std::pair{2, 2}, {3, 2}, {2, 3}}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", window " + std::to_string(k) +
+                   ", stride " + std::to_string(s));
+      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / s + 1, (7 - k) / s + 1, k, k, s, s, block, false};
       const int64_t in_n = g.outer * g.h * g.w * block, out_n = g.outer * g.oh * g.ow * block;
       std::vector<float> x(static_cast<size_t>(in_n));
       for (int64_t i = 0; i < in_n; ++i) {
@@ -191,14 +191,14 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
           for (int64_t j = 0; j < g.ow; ++j)
             for (int l = 0; l < block; ++l) {
               float m = -INFINITY;
-              int64_t best = at(o, i * 2, j * 2, l), pos = 0;
+              int64_t best = at(o, i * s, j * s, l), pos = 0;
               int best_pos = 0;
               for (int r = 0; r < k; ++r)
                 for (int c = 0; c < k; ++c, ++pos) {
-                  const float v = x[at(o, i * 2 + r, j * 2 + c, l)];
+                  const float v = x[at(o, i * s + r, j * s + c, l)];
                   if (v > m || std::isnan(v)) {
                     m = v;
-                    best = at(o, i * 2 + r, j * 2 + c, l);
+                    best = at(o, i * s + r, j * s + c, l);
                     best_pos = static_cast<int>(pos);
                   }
                 }
@@ -212,6 +212,16 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
               want_gx[best] += gy[out];
             }
       for (int64_t i = 0; i < in_n; ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-6) << i;
+      // Without an argmax (evaluation): the same maxima.
+      std::vector<float> y_eval(static_cast<size_t>(out_n));
+      cpu_loops::max_pool_blocked(x.data(), y_eval.data(), nullptr, g);
+      for (int64_t out = 0; out < out_n; ++out) {
+        if (std::isnan(y[out])) {
+          EXPECT_TRUE(std::isnan(y_eval[out])) << out;
+        } else {
+          EXPECT_EQ(y_eval[out], y[out]) << out;
+        }
+      }
 
       // With relu_mask (pooling a ReLU's output), an output whose maximum is not above 0
       // (0, -inf, NaN here) gets kNoGradient, and its window no gradient.

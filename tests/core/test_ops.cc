@@ -318,6 +318,13 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
             << "grad of input " << i << "[" << k << "]";
       }
     }
+    // With grad mode off the block keeps no state (no argmax): the same values.
+    GradModeGuard off(false);
+    const auto eval = values(ops::conv2d_relu_pool2d(x, w, b, {1, 1, 1, 1}, pp));
+    ASSERT_EQ(eval.size(), composed.first.size());
+    for (size_t k = 0; k < eval.size(); ++k) {
+      EXPECT_NEAR(eval[k], composed.first[k], 1e-6 * (1 + std::abs(composed.first[k])));
+    }
   }
 }
 
