@@ -18,10 +18,13 @@ import org.dataparallel.swig.dp_module;
  * List<Device> devices = List.of(Device.cpu(0), Device.cpu(1));
  * Tensor[] chunks = Parallel.scatter(x, devices);
  * Module[] replicas = Parallel.replicate(model, devices);
- * Tensor y = Parallel.gather(Parallel.parallelApply(replicas, chunks, devices), Device.cpu(0), 0);
+ * Tensor[] outputs = Parallel.parallelApply(replicas, chunks, devices);
+ * Tensor y = Parallel.gather(outputs, Device.cpu(0), 0);
  * }</pre>
  *
- * <p>Every array returned holds new objects that the caller closes.
+ * <p>Every array returned holds new objects that the caller closes (the example leaves
+ * that out). A batch smaller than the device list scatters into fewer chunks than
+ * devices: run only as many replicas, on {@code devices.subList(0, chunks.length)}.
  */
 public final class Parallel {
   private Parallel() {}
@@ -85,6 +88,7 @@ public final class Parallel {
   /** {@link #dataParallel(Module, Tensor[], boolean[], List, Device, int)} of one input, split
       along dimension 0 and gathered on the first device, for a module with one output. */
   public static Tensor dataParallel(Module module, Tensor input, List<Device> deviceIds) {
+    Handle.of(input, "input");
     Tensor[] out = dataParallel(module, new Tensor[] {input}, null, deviceIds, null, 0);
     if (out.length != 1) {
       for (Tensor t : out) t.close();
@@ -99,14 +103,16 @@ public final class Parallel {
    * gather, as {@link DataParallel#forwardAll(Tensor[], boolean[])} does, but without moving
    * the module (it must be on deviceIds[0]) and without keeping replicas. {@code broadcast}
    * (null, or one flag per input) copies input i whole to every device instead of
-   * splitting it; {@code outputDevice} null means deviceIds[0].
+   * splitting it; {@code deviceIds} null means every CUDA device, else every CPU device
+   * (as for {@link DataParallel}); {@code outputDevice} null means deviceIds[0].
    */
   public static Tensor[] dataParallel(Module module, Tensor[] inputs, boolean[] broadcast,
       List<Device> deviceIds, Device outputDevice, int dim) {
     dp_device out = outputDevice == null ? null : outputDevice.toNative();
     try {
       return Tensor.wrap(CApi.dp_data_parallel_apply(Handle.of(module, "module"),
-          Tensor.handles("inputs", inputs), broadcast, pairs("deviceIds", deviceIds), out, dim));
+          Tensor.handles("inputs", inputs), broadcast,
+          deviceIds == null ? null : pairs("deviceIds", deviceIds), out, dim));
     } finally {
       if (out != null) out.delete();
     }

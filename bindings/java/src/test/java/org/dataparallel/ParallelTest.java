@@ -77,6 +77,10 @@ class ParallelTest {
         TestSupport.assertClose(want, y.toFloatArray(), 1e-6);
         assertEquals(Device.cpu(0), y.device());
       }
+      // No device list: every CPU device (no CUDA here), as DataParallel takes it.
+      try (Tensor y = Parallel.dataParallel(model, new Tensor[] {x}, null, null, null, 0)[0]) {
+        TestSupport.assertClose(want, y.toFloatArray(), 1e-6);
+      }
       Tensor[] onOne = Parallel.dataParallel(model, new Tensor[] {x}, null, TWO, Device.cpu(1), 0);
       assertEquals(1, onOne.length);
       assertEquals(Device.cpu(1), onOne[0].device());
@@ -153,9 +157,12 @@ class ParallelTest {
       assertEquals("tensors[1]", n.getMessage());
       n = assertThrows(NullPointerException.class, () -> Parallel.gather(chunks, null, 0));
       assertEquals("outputDevice", n.getMessage());
+      List<Device> noDevice = Arrays.asList((Device) null);
       n = assertThrows(NullPointerException.class,
-          () -> Parallel.dataParallel(model, new Tensor[] {x}, null, null, null, 0));
-      assertEquals("deviceIds", n.getMessage());
+          () -> Parallel.dataParallel(model, new Tensor[] {x}, null, noDevice, null, 0));
+      assertEquals("deviceIds[0]", n.getMessage());
+      n = assertThrows(NullPointerException.class, () -> Parallel.dataParallel(model, null, TWO));
+      assertEquals("input", n.getMessage());
       closeAll(replicas);
       closeAll(chunks);
     }
