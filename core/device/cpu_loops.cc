@@ -52,7 +52,7 @@ constexpr int64_t kWriteBlock = 256;   // elements done between two rounds of hi
 constexpr int64_t kWriteAhead = 1024;  // how far ahead the hints reach (4 KiB of float32)
 
 // Asks for write access to the lines of p[from, to) (indices within the array).
-inline void hint_write(const float* p, int64_t from, int64_t to) {
+[[gnu::always_inline]] inline void hint_write(const float* p, int64_t from, int64_t to) {
 #if defined(__x86_64__)
   for (int64_t i = from; i < to; i += 64 / sizeof(float))
     asm volatile("prefetchw %0" : : "m"(p[i]));
@@ -65,7 +65,9 @@ inline void hint_write(const float* p, int64_t from, int64_t to) {
 // hinting, kWriteAhead elements further on, the lines of the arrays in `outs` (nullptrs
 // skipped) that the body will write.
 template <class Body>
-inline void in_write_blocks(int64_t n, std::initializer_list<const float*> outs, Body&& body) {
+[[gnu::always_inline]] inline void in_write_blocks(int64_t n,
+                                                   std::initializer_list<const float*> outs,
+                                                   Body&& body) {
   const bool hint = has_prefetchw();
   if (hint) {
     for (const float* p : outs) {
@@ -172,9 +174,12 @@ void binary_same_shape(BinaryOp op, const float* a, const float* b, float* out, 
 
 namespace {
 
-// The SGD rules on a span of elements; `__restrict` lets each loop vectorise.
-inline void sgd_span(float* __restrict w, const float* __restrict g, float* __restrict buf,
-                     int64_t n, const SgdParams& p) {
+// The SGD rules on a span of elements; `__restrict` lets each loop vectorise. Inlined, as
+// are the loops around it and the callers' lambdas, into each cloned sgd and adam: a copy
+// compiled apart would be the baseline instruction set's (no FMA), which both runs slower
+// and rounds differently from one build to another.
+[[gnu::always_inline]] inline void sgd_span(float* __restrict w, const float* __restrict g,
+                                            float* __restrict buf, int64_t n, const SgdParams& p) {
   const float lr = static_cast<float>(p.lr), wd = static_cast<float>(p.weight_decay);
   const float mom = static_cast<float>(p.momentum), damp = static_cast<float>(1.0 - p.dampening);
   if (!buf) {
@@ -200,8 +205,9 @@ inline void sgd_span(float* __restrict w, const float* __restrict g, float* __re
   }
 }
 
-inline void adam_span(float* __restrict w, const float* __restrict g, float* __restrict m,
-                      float* __restrict v, int64_t n, const elem::AdamScalars<float>& a) {
+[[gnu::always_inline]] inline void adam_span(float* __restrict w, const float* __restrict g,
+                                             float* __restrict m, float* __restrict v, int64_t n,
+                                             const elem::AdamScalars<float>& a) {
   for (int64_t i = 0; i < n; ++i) elem::adam_update(w[i], g[i], m[i], v[i], a);
 }
 
@@ -209,16 +215,19 @@ inline void adam_span(float* __restrict w, const float* __restrict g, float* __r
 
 DP_CLONES
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
-  in_write_blocks(n, {w, buf}, [&](int64_t b, int64_t e) {
-    sgd_span(w + b, g + b, buf ? buf + b : nullptr, e - b, p);
-  });
+  in_write_blocks(
+      n, {w, buf}, [&](int64_t b, int64_t e) __attribute__((always_inline)) {
+        sgd_span(w + b, g + b, buf ? buf + b : nullptr, e - b, p);
+      });
 }
 
 DP_CLONES
 void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p) {
   const elem::AdamScalars<float> a = elem::adam_scalars<float>(p);
-  in_write_blocks(n, {w, m, v},
-                  [&](int64_t b, int64_t e) { adam_span(w + b, g + b, m + b, v + b, e - b, a); });
+  in_write_blocks(
+      n, {w, m, v}, [&](int64_t b, int64_t e) __attribute__((always_inline)) {
+        adam_span(w + b, g + b, m + b, v + b, e - b, a);
+      });
 }
 
 namespace {
