@@ -55,10 +55,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
         throw new IllegalArgumentException(
             "devices() needs at least one device; leave it out for every device");
       }
-      for (int i = 0; i < devices.length; ++i) {
-        Objects.requireNonNull(devices[i], "devices[" + i + "]");
-      }
-      this.devices = List.of(devices);
+      this.devices = List.copyOf(Device.requireAll("devices", Arrays.asList(devices)));
       return this;
     }
 
@@ -132,14 +129,9 @@ public final class DataParallel extends Handle<dp_data_parallel> {
   /** One forward of a one-input, one-output module: the gathered output. */
   public Tensor forward(Tensor input) {
     dp_data_parallel h = handle();
-    Tensor[] out = Tensor.wrap(CApi.dp_data_parallel_forward(
-        h, new org.dataparallel.swig.dp_tensor[] {of(input, "input")}, null));
-    if (out.length != 1) {
-      for (Tensor t : out) t.close();
-      throw new DataParallelException(
-          ErrorCode.OUT_OF_RANGE, "forward returned " + out.length + " outputs; use forwardAll");
-    }
-    return out[0];
+    return Tensor.single(Tensor.wrap(CApi.dp_data_parallel_forward(
+                             h, new org.dataparallel.swig.dp_tensor[] {of(input, "input")}, null)),
+        "forward", "forwardAll");
   }
 
   /** One forward: the gathered outputs (gather(false): every replica's, replica by replica). */

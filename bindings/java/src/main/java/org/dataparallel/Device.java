@@ -49,8 +49,21 @@ public record Device(DeviceType type, int index) {
   }
 
   /** The native struct of an argument named "device": a null one is a NullPointerException. */
-  static dp_device nativeOf(Device device) {
-    return Objects.requireNonNull(device, "device").toNative();
+  static dp_device nativeOf(Device device) { return nativeOf(device, "device"); }
+
+  /** The native struct of an argument named {@code name}; null is a NullPointerException. */
+  static dp_device nativeOf(Device device, String name) {
+    return Objects.requireNonNull(device, name).toNative();
+  }
+
+  /** A device list argument named {@code name}: a null list or element is a
+      NullPointerException naming it ("devices[1]"). */
+  static List<Device> requireAll(String name, List<Device> devices) {
+    Objects.requireNonNull(devices, name);
+    for (int i = 0; i < devices.size(); ++i) {
+      Objects.requireNonNull(devices.get(i), name + "[" + i + "]");
+    }
+    return devices;
   }
 
   /** A dp_device struct (owned by its proxy). */

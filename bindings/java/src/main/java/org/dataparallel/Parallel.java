@@ -46,7 +46,7 @@ public final class Parallel {
 
   /** Concatenates the tensors (on any devices) along {@code dim} on {@code outputDevice}. */
   public static Tensor gather(Tensor[] tensors, Device outputDevice, int dim) {
-    dp_device out = Objects.requireNonNull(outputDevice, "outputDevice").toNative();
+    dp_device out = Device.nativeOf(outputDevice, "outputDevice");
     try {
       return new Tensor(CApi.dp_gather(Tensor.handles("tensors", tensors), out, dim));
     } finally {
@@ -89,13 +89,8 @@ public final class Parallel {
       along dimension 0 and gathered on the first device, for a module with one output. */
   public static Tensor dataParallel(Module module, Tensor input, List<Device> deviceIds) {
     Handle.of(input, "input");
-    Tensor[] out = dataParallel(module, new Tensor[] {input}, null, deviceIds, null, 0);
-    if (out.length != 1) {
-      for (Tensor t : out) t.close();
-      throw new DataParallelException(ErrorCode.OUT_OF_RANGE,
-          "dataParallel returned " + out.length + " outputs; use the form that returns them all");
-    }
-    return out[0];
+    return Tensor.single(dataParallel(module, new Tensor[] {input}, null, deviceIds, null, 0),
+        "dataParallel", "the form that returns them all");
   }
 
   /**
@@ -120,10 +115,6 @@ public final class Parallel {
 
   /** The (type, index) pairs of a device list argument named {@code name}; nulls are named. */
   private static int[] pairs(String name, List<Device> devices) {
-    Objects.requireNonNull(devices, name);
-    for (int i = 0; i < devices.size(); ++i) {
-      Objects.requireNonNull(devices.get(i), name + "[" + i + "]");
-    }
-    return Device.pairs(devices);
+    return Device.pairs(Device.requireAll(name, devices));
   }
 }

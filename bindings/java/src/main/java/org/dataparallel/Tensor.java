@@ -27,6 +27,19 @@ public final class Tensor extends Handle<dp_tensor> {
     return t;
   }
 
+  /**
+   * The one tensor of a call's outputs; more (or none) close them all and are an
+   * OUT_OF_RANGE error saying "{@code call} returned N outputs; use {@code instead}".
+   */
+  static Tensor single(Tensor[] outputs, String call, String instead) {
+    if (outputs.length != 1) {
+      for (Tensor t : outputs) t.close();
+      throw new DataParallelException(ErrorCode.OUT_OF_RANGE,
+          call + " returned " + outputs.length + " outputs; use " + instead);
+    }
+    return outputs[0];
+  }
+
   /** The proxies of an argument array named {@code name}: null elements are named too. */
   static dp_tensor[] handles(String name, Tensor... tensors) {
     Objects.requireNonNull(tensors, name);
