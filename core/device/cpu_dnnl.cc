@@ -729,14 +729,20 @@ dnnl::pooling_forward::primitive_desc block_pool_pd(DnnlDevice& d, const memory:
   return pool_pd(d, y_md, any_md(z), y, z, p, training, attr);
 }
 
+// oneDNN's layout with `block` channels innermost (16 or 8).
+memory::format_tag channel_blocked(int block) {
+  return block == 16 ? memory::format_tag::aBcd16b : memory::format_tag::aBcd8b;
+}
+
 // The channel block of y's layout when cpu_loops' max pooling applies to it (max, no
 // padding, aBcd16b or aBcd8b), else 0.
 int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams& p) {
   if (p.kind != PoolKind::kMax || p.pad_h != 0 || p.pad_w != 0 ||
       p.kernel_h * p.kernel_w >= cpu_loops::kNoGradient)
     return 0;
-  if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd16b)) return 16;
-  if (y_md == memory::desc(dims_of(y), dt::f32, memory::format_tag::aBcd8b)) return 8;
+  for (int block : {16, 8}) {
+    if (y_md == memory::desc(dims_of(y), dt::f32, channel_blocked(block))) return block;
+  }
   return 0;
 }
 
@@ -755,9 +761,7 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
   b.own_block = own_pool_block(b.y_md, y, pp);
   size_t ws_bytes = 0;
   if (b.own_block) {
-    b.z_md =
-        memory::desc(dims_of(z), dt::f32,
-                     b.own_block == 16 ? memory::format_tag::aBcd16b : memory::format_tag::aBcd8b);
+    b.z_md = memory::desc(dims_of(z), dt::f32, channel_blocked(b.own_block));
     ws_bytes = b.z_md.get_size() / sizeof(float);
   } else {
     b.pool = &d.get<dnnl::pooling_forward>(
