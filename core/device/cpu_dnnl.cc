@@ -933,6 +933,18 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
                 {DNNL_ARG_DIFF_SRC, diff_src}});
       d.finish_output(diff_src, *gx, key + "dx");
     }
+    if (b.own_block && x.shape[1] == 1) {
+      // One input channel: the library's loop on gy as it stands (see
+      // cpu_loops::conv_single_channel_backward_weights).
+      d.strm.wait();  // gy is complete
+      cpu_loops::conv_single_channel_backward_weights(
+          x.as<float>(), static_cast<const float*>(gy_mem.get_data_handle()), gw.as<float>(),
+          gbias ? gbias->as<float>() : nullptr,
+          {x.shape[0], x.shape[2], x.shape[3], y.shape[1], y.shape[2], y.shape[3],
+           static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3]), cp.stride_h, cp.stride_w,
+           cp.pad_h, cp.pad_w, b.own_block});
+      return;
+    }
     Cached& c = conv_bwd_weights_prim(d, conv_key('W', x, gw, y, gbias != nullptr, plain), x, gw,
                                       gbias != nullptr, y, plain);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);

@@ -244,6 +244,80 @@ TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
   }
 }
 
+TEST(CpuLoops, SingleChannelConvolutionWeightGradientsMatchAFloat64Loop) {
+  // gw[ch][r][c] = sum over images and outputs of gy * x at the tap, gb[ch] = sum of gy,
+  // against float64 loops over the same data. The geometries cover taps outside the image
+  // on every side (padding 0, 1, 2), strides 1 to 3, non-square kernels, and channel counts
+  // that leave a block partly padding; the padding lanes of gy hold NaN, which must not
+  // reach a gradient.
+  struct Geometry {
+    int64_t h, w;
+    int kh, kw, sh, sw, ph, pw;
+    int64_t channels;
+  };
+  for (int block : {8, 16}) {
+    for (const Geometry& t :
+         {Geometry{7, 9, 3, 3, 1, 1, 1, 1, 20}, Geometry{7, 9, 3, 3, 2, 3, 0, 0, 5},
+          Geometry{6, 11, 2, 4, 1, 2, 2, 1, 16}, Geometry{5, 5, 1, 1, 1, 1, 0, 0, 3},
+          Geometry{28, 28, 3, 3, 1, 1, 1, 1, 32}}) {
+      SCOPED_TRACE("block " + std::to_string(block) + ", " + std::to_string(t.h) + "x" +
+                   std::to_string(t.w) + ", kernel " + std::to_string(t.kh) + "x" +
+                   std::to_string(t.kw) + ", stride " + std::to_string(t.sh) + "," +
+                   std::to_string(t.sw) + ", padding " + std::to_string(t.ph) + "," +
+                   std::to_string(t.pw) + ", " + std::to_string(t.channels) + " channels");
+      const int64_t n = 3, oh = (t.h + 2 * t.ph - t.kh) / t.sh + 1,
+                    ow = (t.w + 2 * t.pw - t.kw) / t.sw + 1;
+      const int64_t blocks = (t.channels + block - 1) / block;
+      const cpu_loops::SingleChannelConv g{n,    t.h,  t.w,  t.channels, oh,   ow,   t.kh,
+                                           t.kw, t.sh, t.sw, t.ph,       t.pw, block};
+      const std::vector<float> x = pseudo_random(static_cast<size_t>(n * t.h * t.w), 21);
+      std::vector<float> gy = pseudo_random(static_cast<size_t>(n * blocks * oh * ow * block), 22);
+      auto gy_at = [&](int64_t img, int64_t ch, int64_t i, int64_t j) -> float& {
+        return gy[static_cast<size_t>((((img * blocks + ch / block) * oh + i) * ow + j) * block +
+                                      ch % block)];
+      };
+      for (int64_t img = 0; img < n; ++img)
+        for (int64_t ch = t.channels; ch < blocks * block; ++ch)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j) gy_at(img, ch, i, j) = NAN;
+      std::vector<float> gw(static_cast<size_t>(t.channels * t.kh * t.kw), 123.f),
+          gb(static_cast<size_t>(t.channels), 123.f);
+      cpu_loops::conv_single_channel_backward_weights(x.data(), gy.data(), gw.data(), gb.data(), g);
+      for (int64_t ch = 0; ch < t.channels; ++ch) {
+        double bias = 0;
+        for (int r = 0; r < t.kh; ++r) {
+          for (int c = 0; c < t.kw; ++c) {
+            double sum = 0, scale = 1;
+            for (int64_t img = 0; img < n; ++img)
+              for (int64_t i = 0; i < oh; ++i)
+                for (int64_t j = 0; j < ow; ++j) {
+                  const int64_t row = i * t.sh - t.ph + r, col = j * t.sw - t.pw + c;
+                  if (row < 0 || row >= t.h || col < 0 || col >= t.w) continue;
+                  const double v = x[static_cast<size_t>((img * t.h + row) * t.w + col)];
+                  sum += v * gy_at(img, ch, i, j);
+                  scale += std::abs(v * gy_at(img, ch, i, j));
+                }
+            EXPECT_NEAR(gw[static_cast<size_t>((ch * t.kh + r) * t.kw + c)], sum, 1e-6 * scale)
+                << "channel " << ch << ", tap " << r << "," << c;
+          }
+        }
+        double bias_scale = 1;
+        for (int64_t img = 0; img < n; ++img)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j) {
+              bias += gy_at(img, ch, i, j);
+              bias_scale += std::abs(gy_at(img, ch, i, j));
+            }
+        EXPECT_NEAR(gb[static_cast<size_t>(ch)], bias, 1e-6 * bias_scale) << "channel " << ch;
+      }
+      // Without a bias gradient: the same weight gradient.
+      std::vector<float> gw2(gw.size(), 0.f);
+      cpu_loops::conv_single_channel_backward_weights(x.data(), gy.data(), gw2.data(), nullptr, g);
+      EXPECT_EQ(gw2, gw);
+    }
+  }
+}
+
 TEST(CpuBackend, LogSoftmaxOverTheLastDimMatchesTheFloat64Reference) {
   // The float32 rows loop (exp_f32 vectorised, the C library's log) forward and backward,
   // against the float64 reference, for a small class count (the vector loop's remainder

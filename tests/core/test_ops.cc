@@ -272,17 +272,28 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
   struct Case {
     int64_t c_in, c_out, size;
     Pool2dParams pp;
+    Conv2dParams cp = {1, 1, 1, 1};  // stride, padding
   };
   const Pool2dParams max2{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
-  for (const Case& c : {Case{1, 32, 12, max2}, Case{32, 64, 12, max2}, Case{3, 20, 12, max2},
-                        Case{4, 16, 13, max2}, Case{4, 16, 13, {PoolKind::kMax, 3, 3, 2, 2, 0, 0}},
-                        Case{4, 16, 13, {PoolKind::kMax, 2, 2, 3, 3, 0, 0}}}) {
+  // One input channel takes the library's weight-gradient loop: also at stride 2 without
+  // padding, and with 20 channels (a block partly padding).
+  for (const Case& c :
+       {Case{1, 32, 12, max2}, Case{1, 20, 13, max2, {2, 2, 0, 0}},
+        Case{1, 16, 12, max2, {1, 2, 2, 1}}, Case{32, 64, 12, max2}, Case{3, 20, 12, max2},
+        Case{4, 16, 13, max2}, Case{4, 16, 13, {PoolKind::kMax, 3, 3, 2, 2, 0, 0}},
+        Case{4, 16, 13, {PoolKind::kMax, 2, 2, 3, 3, 0, 0}}}) {
     const int64_t c_in = c.c_in, c_out = c.c_out, size = c.size;
     const Pool2dParams pp = c.pp;
+    const Conv2dParams cp = c.cp;
     SCOPED_TRACE("channels " + std::to_string(c_in) + " -> " + std::to_string(c_out) + ", " +
-                 std::to_string(size) + "x" + std::to_string(size) + ", pool " +
+                 std::to_string(size) + "x" + std::to_string(size) + ", conv stride " +
+                 std::to_string(cp.stride_h) + "," + std::to_string(cp.stride_w) + " padding " +
+                 std::to_string(cp.pad_h) + "," + std::to_string(cp.pad_w) + ", pool " +
                  std::to_string(pp.kernel_h) + " stride " + std::to_string(pp.stride_h));
-    const int64_t pooled = (size - pp.kernel_h) / pp.stride_h + 1;
+    const int64_t conv_h = (size + 2 * cp.pad_h - 3) / cp.stride_h + 1,
+                  conv_w = (size + 2 * cp.pad_w - 3) / cp.stride_w + 1;
+    const int64_t pooled_h = (conv_h - pp.kernel_h) / pp.stride_h + 1,
+                  pooled_w = (conv_w - pp.kernel_w) / pp.stride_w + 1;
     auto f32 = [&](const Shape& s, bool grad) {
       Tensor t = ops::to_dtype(rand(s, false), DType::kFloat32);
       t.set_requires_grad(grad);
@@ -291,19 +302,20 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
     const Tensor x = f32({4, c_in, size, size}, c_in > 1), w = f32({c_out, c_in, 3, 3}, true),
                  b = f32({c_out}, true);
     std::uniform_real_distribution<double> u(-1, 1);
-    std::vector<double> wts(static_cast<size_t>(4 * c_out * pooled * pooled));
+    std::vector<double> wts(static_cast<size_t>(4 * c_out * pooled_h * pooled_w));
     for (double& v : wts) v = u(rng_);
     auto fused = forward_backward(
         [&](auto& in) {
-          Tensor z = ops::conv2d_relu_pool2d(in[0], in[1], in[2], {1, 1, 1, 1}, pp);
+          Tensor z = ops::conv2d_relu_pool2d(in[0], in[1], in[2], cp, pp);
           EXPECT_STREQ(z.grad_fn()->name(), "ConvReluPoolBackward");
           return z;
         },
         {x, w, b}, wts);
     auto composed = forward_backward(
         [&](auto& in) {
-          return ops::max_pool2d(ops::conv2d(in[0], in[1], in[2], 1, 1, 1, 1, true), pp.kernel_h,
-                                 pp.kernel_w, pp.stride_h, pp.stride_w, 0, 0);
+          return ops::max_pool2d(
+              ops::conv2d(in[0], in[1], in[2], cp.stride_h, cp.stride_w, cp.pad_h, cp.pad_w, true),
+              pp.kernel_h, pp.kernel_w, pp.stride_h, pp.stride_w, 0, 0);
         },
         {x, w, b}, wts);
     ASSERT_EQ(fused.first.size(), composed.first.size());
@@ -320,7 +332,7 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
     }
     // With grad mode off the block keeps no state (no argmax): the same values.
     GradModeGuard off(false);
-    const auto eval = values(ops::conv2d_relu_pool2d(x, w, b, {1, 1, 1, 1}, pp));
+    const auto eval = values(ops::conv2d_relu_pool2d(x, w, b, cp, pp));
     ASSERT_EQ(eval.size(), composed.first.size());
     for (size_t k = 0; k < eval.size(); ++k) {
       EXPECT_NEAR(eval[k], composed.first[k], 1e-6 * (1 + std::abs(composed.first[k])));
