@@ -1,6 +1,7 @@
-"""What the dp-train tests share: the Fashion-MNIST files and shared/bench/torch_reference.py's
-two models in PyTorch."""
+"""What the dp-train tests share: the Fashion-MNIST files, dp-train's checkpoints and
+shared/bench/torch_reference.py's two models in PyTorch."""
 import gzip
+import json
 import os
 import struct
 
@@ -30,3 +31,18 @@ def torch_model(model):
                           nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10)),
             (-1, 1, 28, 28))
+
+
+def read_safetensors(path):
+    """The float32 tensors of safetensors file `path` (a pathlib.Path), by name, as arrays."""
+    raw = path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__" or info["dtype"] != "F32":
+            continue
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + begin:8 + n + end],
+                                  dtype="<f4").reshape(info["shape"])
+    return out

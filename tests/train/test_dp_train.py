@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from reference import DATA, read_idx, torch_model
+from reference import DATA, read_idx, read_safetensors, torch_model
 
 
 def run(dp_train, *args, timeout=300):
@@ -360,21 +360,6 @@ def test_eval_only_reports_the_checkpoints_accuracy(dp_train, tmp_path):
     assert j["test_accuracy"] == final_json(p)["test_accuracy"]
     # The training run's keys; nothing trained, so no rate and no phases.
     assert set(j) == set(final_json(p)) and j["samples_per_s"] is None and j["phases"] is None
-
-
-def read_safetensors(path):
-    import numpy as np
-    raw = path.read_bytes()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__" or info["dtype"] != "F32":
-            continue
-        begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(raw[8 + n + begin:8 + n + end],
-                                  dtype="<f4").reshape(info["shape"])
-    return out
 
 
 def test_eval_only_needs_only_the_test_files(dp_train, tmp_path):
