@@ -32,6 +32,8 @@ for candidate in (os.path.join(HERE, "..", "..", "shared", "bench"),
     if os.path.exists(os.path.join(candidate, "torch_reference.py")):
         sys.path.insert(0, candidate)
         break
+else:
+    sys.exit("torch_divergence.py: shared/bench/torch_reference.py not found beside the repository")
 import torch_reference  # noqa: E402  (shared/bench: the models and the data)
 
 
