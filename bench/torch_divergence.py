@@ -16,9 +16,8 @@ Each row trains from the start again (dp-train with --limit, PyTorch the same ro
 the rows' cost adds up: the float64 CNN takes about a second per step on one core.
 """
 import argparse
-import json
 import os
-import struct
+import pathlib
 import subprocess
 import sys
 import tempfile
@@ -36,15 +35,8 @@ else:
     sys.exit("torch_divergence.py: shared/bench/torch_reference.py not found beside the repository")
 import torch_reference  # noqa: E402  (shared/bench: the models and the data)
 
-
-def safetensors_floats(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    (n,) = struct.unpack("<Q", raw[:8])
-    header = json.loads(raw[8:8 + n])
-    return {name: np.frombuffer(raw[8 + n + info["data_offsets"][0]:
-                                    8 + n + info["data_offsets"][1]], "<f4").reshape(info["shape"])
-            for name, info in header.items() if name != "__metadata__" and info["dtype"] == "F32"}
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
+from reference import read_safetensors  # noqa: E402  (the dp-train tests' checkpoint reader)
 
 
 def torch_weights(args, data, epochs, dtype):
@@ -72,7 +64,7 @@ def dp_weights(args, epochs, path):
                     str(args.seed), "--limit", str(args.limit), "--epochs", str(epochs),
                     "--batch", str(args.batch), "--devices", args.devices, "--quiet",
                     "--checkpoint", path], check=True, stdout=subprocess.DEVNULL)
-    return safetensors_floats(path)
+    return read_safetensors(pathlib.Path(path))
 
 
 def main():
