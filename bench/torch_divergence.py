@@ -26,36 +26,13 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for candidate in (os.path.join(HERE, "..", "..", "shared", "bench"),
-                  os.path.join(HERE, "..", "shared", "bench")):
-    if os.path.exists(os.path.join(candidate, "torch_reference.py")):
-        sys.path.insert(0, candidate)
-        break
-else:
-    sys.exit("torch_divergence.py: shared/bench/torch_reference.py not found beside the repository")
-import torch_reference  # noqa: E402  (shared/bench: the models and the data)
-
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "train"))
-from reference import read_safetensors  # noqa: E402  (the dp-train tests' checkpoint reader)
+# The dp-train tests' copies of torch_reference.py's models and loop, and checkpoint reader.
+from reference import read_safetensors, torch_train  # noqa: E402
 
 
-def torch_weights(args, data, epochs, dtype):
-    """torch_reference.py's loop for `epochs` epochs of args.limit rows, in `dtype`."""
-    torch.manual_seed(args.seed)
-    x, y = data
-    model = torch_reference.make_model(args.model).to(dtype)
-    x = x.to(dtype)
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
-    for epoch in range(epochs):
-        g = torch.Generator()
-        g.manual_seed(args.seed + epoch)
-        perm = torch.randperm(len(x), generator=g)
-        for start in range(0, len(x) - args.batch + 1, args.batch):
-            idx = perm[start:start + args.batch]
-            opt.zero_grad()
-            out = model(torch_reference.shape_input(x[idx], args.model))
-            torch.nn.functional.cross_entropy(out, y[idx]).backward()
-            opt.step()
+def torch_weights(args, epochs, dtype):
+    model, _ = torch_train(args.model, args.limit, epochs, args.batch, args.lr, args.seed, dtype)
     return {k: v.detach().double().numpy() for k, v in model.state_dict().items()}
 
 
@@ -87,7 +64,6 @@ def main():
         sys.exit(f"torch_divergence.py: --steps {bad[0]} is not a positive multiple of "
                  f"--steps-per-epoch {args.steps_per_epoch}")
     torch.set_num_threads(1)
-    x, y, _, _ = torch_reference.load(args.limit)
     print(f"{args.model}, lr {args.lr}, seed {args.seed}, batch {args.batch}, dp-train on "
           f"{args.devices}; distances relative to the float64 run's weights", flush=True)
     print(f"{'steps':>6} {'dp vs torch32':>14} {'torch32 vs float64':>19} {'dp vs float64':>14} "
@@ -96,8 +72,8 @@ def main():
         for n in steps:
             epochs = n // args.steps_per_epoch
             ours = dp_weights(args, epochs, os.path.join(tmp, "ck.safetensors"))
-            f32 = torch_weights(args, (x, y), epochs, torch.float32)
-            f64 = torch_weights(args, (x, y), epochs, torch.float64)
+            f32 = torch_weights(args, epochs, torch.float32)
+            f64 = torch_weights(args, epochs, torch.float64)
             names = list(f64)
 
             def flat(w):

@@ -1,5 +1,6 @@
-"""What the dp-train tests share: the Fashion-MNIST files, dp-train's checkpoints and
-shared/bench/torch_reference.py's two models in PyTorch."""
+"""What the dp-train tests (and bench/torch_divergence.py) share: the Fashion-MNIST files,
+dp-train's checkpoints, and shared/bench/torch_reference.py's two models and training loop
+in PyTorch."""
 import gzip
 import json
 import os
@@ -31,6 +32,30 @@ def torch_model(model):
                           nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(), nn.Linear(128, 10)),
             (-1, 1, 28, 28))
+
+
+def torch_train(model, limit, epochs, batch, lr, seed, dtype=None):
+    """torch_reference.py's training loop (SGD, momentum 0.9) over the first `limit` training
+    samples, in `dtype` (default float32) from its float32 initial weights and inputs;
+    returns the trained module and the shape of its input."""
+    import torch
+    torch.manual_seed(seed)
+    x = torch.from_numpy(read_idx("train-images-idx3-ubyte.gz", limit).astype(np.float32) / 255)
+    y = torch.from_numpy(read_idx("train-labels-idx1-ubyte.gz", limit).astype(np.int64))
+    m, shape = torch_model(model)
+    if dtype is not None:
+        m, x = m.to(dtype), x.to(dtype)
+    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
+    for epoch in range(epochs):
+        g = torch.Generator()
+        g.manual_seed(seed + epoch)
+        perm = torch.randperm(len(x), generator=g)
+        for start in range(0, len(x) - batch + 1, batch):
+            idx = perm[start:start + batch]
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(m(x[idx].view(shape)), y[idx]).backward()
+            opt.step()
+    return m, shape
 
 
 def read_safetensors(path):

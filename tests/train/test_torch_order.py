@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from reference import read_idx, read_safetensors, torch_model
+from reference import read_idx, read_safetensors, torch_train
 
 
 @pytest.mark.parametrize("n,seed", [(60000, 0), (60000, 4), (1000, 2**33 + 5), (2, 9), (1, 0)])
@@ -23,26 +23,6 @@ def test_the_shuffling_order_is_torch_randperms(print_randperm, n, seed):
     g.manual_seed(seed)
     np.testing.assert_array_equal(np.array(out, dtype=np.int64),
                                   torch.randperm(n, generator=g).numpy())
-
-
-def torch_train(model, limit, epochs, batch, lr, seed):
-    """torch_reference.py's training loop (SGD, momentum 0.9); returns the trained module
-    and the shape of its input."""
-    torch.manual_seed(seed)
-    x = torch.from_numpy(read_idx("train-images-idx3-ubyte.gz", limit).astype(np.float32) / 255)
-    y = torch.from_numpy(read_idx("train-labels-idx1-ubyte.gz", limit).astype(np.int64))
-    m, shape = torch_model(model)
-    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=0.9)
-    for epoch in range(epochs):
-        g = torch.Generator()
-        g.manual_seed(seed + epoch)
-        perm = torch.randperm(len(x), generator=g)
-        for start in range(0, len(x) - batch + 1, batch):
-            idx = perm[start:start + batch]
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(m(x[idx].view(shape)), y[idx]).backward()
-            opt.step()
-    return m, shape
 
 
 def torch_run(model, limit, epochs, batch, lr, seed):
