@@ -1,6 +1,5 @@
 #include "tensor/tensor.h"
 
-#include "autograd/node.h"
 #include "device/context.h"
 #include "error.h"
 
@@ -103,45 +102,6 @@ Tensor Tensor::detach() const {
       std::make_shared<TensorImpl>(impl_->storage, impl_->offset, impl_->shape, impl_->dtype);
   impl->read_only = impl_->read_only;
   return Tensor(std::move(impl));
-}
-
-bool Tensor::requires_grad() const {
-  return impl_->autograd && (impl_->autograd->requires_grad || impl_->autograd->grad_fn);
-}
-
-void Tensor::set_requires_grad(bool requires_grad) {
-  if (!impl_->autograd) {
-    if (!requires_grad) return;
-    impl_->autograd = std::make_unique<AutogradMeta>();
-  }
-  DP_CHECK(!impl_->autograd->grad_fn, kState,
-           "requires_grad can only be changed on leaf tensors; this one was computed by "
-               << impl_->autograd->grad_fn->name());
-  DP_CHECK(!requires_grad || is_floating(dtype()), kDtypeMismatch,
-           "only floating-point tensors can require gradients, not " << dtype_name(dtype()));
-  impl_->autograd->requires_grad = requires_grad;
-}
-
-bool Tensor::is_leaf() const {
-  return !impl_->autograd || !impl_->autograd->grad_fn;
-}
-
-const std::shared_ptr<Node>& Tensor::grad_fn() const {
-  static const std::shared_ptr<Node> none;
-  return impl_->autograd ? impl_->autograd->grad_fn : none;
-}
-
-uint32_t Tensor::output_nr() const {
-  return impl_->autograd ? impl_->autograd->output_nr : 0;
-}
-
-Tensor Tensor::grad() const {
-  return impl_->autograd ? impl_->autograd->grad : Tensor();
-}
-
-void Tensor::set_grad(const Tensor& grad) {
-  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
-  impl_->autograd->grad = grad;
 }
 
 }  // namespace dp

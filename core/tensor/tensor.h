@@ -1,5 +1,7 @@
 // Tensor: a refcounted handle to a TensorImpl, which is a contiguous row-major view
-// (offset + shape) into a Storage, plus optional autograd metadata.
+// (offset + shape) into a Storage, plus optional autograd metadata. This layer builds on
+// device/ only: the autograd metadata is an opaque pointer here, and its accessors are
+// implemented in autograd/.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,11 @@ class Context;
 class Node;
 struct AutogradMeta;
 
+// Frees autograd metadata where its type is complete (autograd/autograd_meta.cc).
+struct AutogradMetaDeleter {
+  void operator()(AutogradMeta* meta) const;
+};
+
 class TensorImpl {
  public:
   TensorImpl(std::shared_ptr<Storage> storage, int64_t offset, Shape shape, DType dtype);
@@ -31,7 +38,7 @@ class TensorImpl {
   // scatter chunks): an in-place write through them would reach the other device, so
   // the core refuses it.
   bool read_only = false;
-  std::unique_ptr<AutogradMeta> autograd;
+  std::unique_ptr<AutogradMeta, AutogradMetaDeleter> autograd;
 };
 
 class Tensor {
@@ -86,7 +93,7 @@ class Tensor {
   Tensor rows(int64_t begin, int64_t end) const;   // slice of dim 0
   Tensor detach() const;                           // drops autograd metadata
 
-  // --- autograd metadata (implemented in autograd/) ---
+  // --- autograd metadata (implemented in autograd/autograd_meta.cc) ---
   bool requires_grad() const;
   void set_requires_grad(bool requires_grad);
   bool is_leaf() const;  // no grad_fn
