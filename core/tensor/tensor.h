@@ -34,10 +34,10 @@ class TensorImpl {
   int64_t offset = 0;  // in elements
   Shape shape;
   DType dtype;
-  // Set on tensors that alias memory owned by another device's tensor (CPU replicas and
-  // scatter chunks): an in-place write through them would reach the other device, so
-  // the core refuses it.
-  bool read_only = false;
+  // Non-null on a tensor through which in-place writes are refused (such as an alias of
+  // memory that another device's tensor owns): static text, from the layer that made the
+  // tensor, that completes the refusal "cannot write in place to a tensor on <device> ".
+  const char* read_only_reason = nullptr;
   std::unique_ptr<AutogradMeta, AutogradMetaDeleter> autograd;
 };
 
@@ -76,12 +76,12 @@ class Tensor {
   std::shared_ptr<Context> context() const;
 
   uint64_t version() const { return impl_->storage->version(); }
-  // Marks an in-place write; throws kState on a read-only alias (check_writable).
+  // Marks an in-place write; throws kState where it is refused (check_writable).
   void bump_version() const;
   // Throws kState, as bump_version would, where an in-place write is refused: a read-only
-  // alias, or memory that DataParallel replicas read in place.
+  // tensor, or memory whose writes are blocked (Storage::block_writes).
   void check_writable() const;
-  bool read_only() const { return impl_->read_only; }
+  bool read_only() const { return impl_->read_only_reason != nullptr; }
 
   // The kernel's view of this tensor.
   KView kview() const;
