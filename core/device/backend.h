@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "device/device.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
+#include "device/dtype.h"
 
 namespace dp {
+
+constexpr int kMaxDims = 8;  // the most dimensions of a tensor; equals DP_MAX_DIMS
 
 // A contiguous row-major tensor as a kernel sees it.
 struct KView {

@@ -10,7 +10,7 @@
 
 #include "device/backend.h"
 #include "device/device.h"
-#include "tensor/dtype.h"
+#include "device/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
 
