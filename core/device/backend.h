@@ -1,5 +1,5 @@
 // The Backend interface: everything the core asks of a device type. The CPU backend
-// lives in core/device; the CUDA backend is a plugin (libdataparallel_cuda.so) built from
+// lives in core/device/cpu; the CUDA backend is a plugin (libdataparallel_cuda.so) built from
 // cuda/. This header is the plugin's whole contract with the core, so it is header-only:
 // plain structs and a pure virtual class, nothing the plugin would have to link against.
 //
