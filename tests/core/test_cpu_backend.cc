@@ -14,6 +14,7 @@
 #include "device/cpu/cpu_loops.h"
 #include "device/cpu/cpu_reference.h"
 #include "error.h"
+#include "tensor/shape.h"
 #include "test_context.h"
 
 namespace dp {
