@@ -12,7 +12,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "device/context.h"
-#include "device/cpu_parallel.h"
+#include "device/cpu/cpu_parallel.h"
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"

@@ -29,7 +29,7 @@ Edge gradient_edge(const Tensor& t) {
 
 void set_history(Tensor& out, const std::shared_ptr<Node>& node, uint32_t output_nr) {
   TensorImpl* impl = out.impl();
-  if (!impl->autograd) impl->autograd = std::make_unique<AutogradMeta>();
+  if (!impl->autograd) impl->autograd.reset(new AutogradMeta());
   impl->autograd->grad_fn = node;
   impl->autograd->output_nr = output_nr;
   impl->autograd->requires_grad = true;

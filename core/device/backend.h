@@ -1,5 +1,5 @@
 // The Backend interface: everything the core asks of a device type. The CPU backend
-// lives in core/device; the CUDA backend is a plugin (libdataparallel_cuda.so) built from
+// lives in core/device/cpu; the CUDA backend is a plugin (libdataparallel_cuda.so) built from
 // cuda/. This header is the plugin's whole contract with the core, so it is header-only:
 // plain structs and a pure virtual class, nothing the plugin would have to link against.
 //
@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "device/device.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
+#include "device/dtype.h"
 
 namespace dp {
+
+constexpr int kMaxDims = 8;  // the most dimensions of a tensor; equals DP_MAX_DIMS
 
 // A contiguous row-major tensor as a kernel sees it.
 struct KView {

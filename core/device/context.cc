@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "device/cpu_backend.h"
+#include "device/cpu/cpu_backend.h"
 #include "device/trace.h"
 #include "error.h"
 

@@ -13,7 +13,7 @@
 
 #include "device/backend.h"
 #include "device/device.h"
-#include "device/torch_random.h"
+#include "device/torch_generator.h"
 #include "device/worker.h"
 
 namespace dp {
@@ -65,7 +65,7 @@ class Context : public std::enable_shared_from_this<Context> {
   void log(int level, const std::string& message) const;
   // Runs f(TorchGenerator&) on the stream parameters are initialised from, one caller at
   // a time: seeded with the context's seed, it gives layers made in PyTorch's order the
-  // weights torch.manual_seed(seed) gives them (device/torch_random.h).
+  // weights torch.manual_seed(seed) gives them (device/torch_generator.h).
   template <class F>
   auto with_init_generator(F&& f) {
     std::lock_guard<std::mutex> lock(init_mu_);

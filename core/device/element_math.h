@@ -1,7 +1,7 @@
 // The per-element formulas that every backend evaluates: arithmetic, activations and
 // their derivatives, softmax's backward, the dropout draw, one pooling window, the
-// optimizers' updates. The CPU reference (cpu_reference.h), the float32 CPU loops
-// (cpu_loops.cc) and the CUDA kernels (cuda/kernels/*.cu) all call these, so the backends
+// optimizers' updates. The CPU reference (cpu/cpu_reference.h), the float32 CPU loops
+// (cpu/cpu_loops.cc) and the CUDA kernels (cuda/kernels/*.cu) all call these, so the backends
 // compute the same expression and a formula is fixed in one place. Under nvcc the
 // functions are __host__ __device__.
 //

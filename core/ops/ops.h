@@ -29,7 +29,7 @@ Tensor from_host(const std::shared_ptr<Context>& ctx, const Shape& shape, DType 
                  Device device, const void* data);
 // Uniform in [low, high) or normal(mean, std), drawn on the host from the context's
 // stream for initialisation, as PyTorch's uniform_ and normal_ draw from its CPU
-// generator (device/torch_random.h).
+// generator (device/torch_generator.h).
 Tensor uniform(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,
                double low, double high);
 Tensor normal(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype, Device device,

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "device/context.h"
-#include "device/cpu_parallel.h"
+#include "device/cpu/cpu_parallel.h"
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"

@@ -6,6 +6,7 @@
 #include "error.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
+#include "parallel/alias_read_guard.h"
 
 namespace dp::comm {
 
@@ -38,7 +39,7 @@ Tensor alias_on(const Tensor& t, Device device) {
                                            Storage::Deleter{});  // borrowed
   storage->share_version_of(owner);
   auto impl = std::make_shared<TensorImpl>(std::move(storage), 0, t.shape(), t.dtype());
-  impl->read_only = true;
+  impl->read_only_reason = parallel::kWriteThroughAlias;
   return Tensor(std::move(impl));
 }
 
@@ -95,7 +96,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
     if (dev == src) {
       for (const Tensor& t : tensors) {
         out[d].push_back(t.detach());
-        if (aliased) out[d].back().impl()->read_only = true;
+        if (aliased) out[d].back().impl()->read_only_reason = parallel::kWriteThroughAlias;
       }
     } else if (alias_cpu && both_cpu(dev, src)) {
       for (const Tensor& t : tensors) out[d].push_back(alias_on(t, dev));

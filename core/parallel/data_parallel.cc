@@ -8,6 +8,7 @@
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"
+#include "parallel/alias_read_guard.h"
 #include "parallel/comm.h"
 #include "parallel/parallel_apply.h"
 #include "parallel/scatter_gather.h"

@@ -3,6 +3,7 @@
 #include "device/context.h"
 #include "device/trace.h"
 #include "error.h"
+#include "parallel/alias_read_guard.h"
 #include "parallel/replicate.h"
 
 namespace dp::parallel {

@@ -111,15 +111,6 @@ std::shared_ptr<Module> lone_replica(Module& module, std::shared_ptr<PhaseStats>
   return copy_tree(module, replace);
 }
 
-AliasReadGuard::AliasReadGuard(std::vector<std::shared_ptr<Storage>> storages)
-    : guarded_(std::move(storages)) {
-  for (const auto& s : guarded_) s->add_aliasing_reader();
-}
-
-AliasReadGuard::~AliasReadGuard() {
-  for (const auto& s : guarded_) s->remove_aliasing_reader();
-}
-
 std::vector<std::shared_ptr<Storage>> aliased_parameter_memory(
     const std::vector<std::shared_ptr<Module>>& replicas) {
   std::vector<std::shared_ptr<Storage>> out;

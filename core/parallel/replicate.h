@@ -37,20 +37,6 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
 // grad, it is the module itself.
 std::shared_ptr<Module> lone_replica(Module& module, std::shared_ptr<PhaseStats> stats);
 
-// Memory that replicas on other CPU devices read in place (alias_cpu) while they run: for
-// the guard's lifetime an in-place write to it is refused (kState), since it would reach
-// them mid-forward. Counted per storage, so guards of concurrent calls nest.
-class AliasReadGuard {
- public:
-  explicit AliasReadGuard(std::vector<std::shared_ptr<Storage>> storages);
-  ~AliasReadGuard();
-  AliasReadGuard(const AliasReadGuard&) = delete;
-  AliasReadGuard& operator=(const AliasReadGuard&) = delete;
-
- private:
-  std::vector<std::shared_ptr<Storage>> guarded_;
-};
-
 // The storages that the replicas' parameters alias: the original's parameters, which
 // replica 0 (the original itself) could otherwise write while the others read them.
 std::vector<std::shared_ptr<Storage>> aliased_parameter_memory(

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "device/backend.h"
 #include "error.h"
 
 namespace dp {

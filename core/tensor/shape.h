@@ -7,8 +7,6 @@
 
 namespace dp {
 
-constexpr int kMaxDims = 8;  // equals DP_MAX_DIMS
-
 using Shape = std::vector<int64_t>;
 
 // Product of the sizes; throws kOutOfRange when it does not fit in int64 or the byte

@@ -33,7 +33,7 @@ class Storage {
   Device device() const { return device_; }
   const std::weak_ptr<Context>& context() const { return ctx_; }
 
-  // An alias (CPU replicas: another device's view of `owner`'s memory) shares the owner's
+  // An alias (another device's view of `owner`'s memory) shares the owner's
   // version counter, so a write through the owner is seen by whoever saved the alias for
   // backward. Keeps the owner alive.
   void share_version_of(std::shared_ptr<Storage> owner) { owner_ = std::move(owner); }
@@ -50,12 +50,20 @@ class Storage {
     }
   }
 
-  // Counted while DataParallel replicas on other CPU devices read this memory in place
-  // (alias_cpu): an in-place write would reach them, so Tensor::bump_version refuses it.
-  void add_aliasing_reader() { aliasing_readers_.fetch_add(1, std::memory_order_relaxed); }
-  void remove_aliasing_reader() { aliasing_readers_.fetch_sub(1, std::memory_order_relaxed); }
-  bool has_aliasing_readers() const {
-    return aliasing_readers_.load(std::memory_order_relaxed) > 0;
+  // Blocks in-place writes to this memory until the matching unblock_writes (blocks nest):
+  // Tensor::bump_version refuses them meanwhile. `why` is static text, the same for every
+  // block of one storage, that completes the refusal "cannot write in place to a tensor
+  // on <device> ".
+  void block_writes(const char* why) {
+    block_reason_.store(why, std::memory_order_relaxed);
+    write_blocks_.fetch_add(1, std::memory_order_release);
+  }
+  void unblock_writes() { write_blocks_.fetch_sub(1, std::memory_order_relaxed); }
+  // Why writes are blocked now; null when they are not.
+  const char* writes_blocked_because() const {
+    return write_blocks_.load(std::memory_order_acquire) > 0
+               ? block_reason_.load(std::memory_order_relaxed)
+               : nullptr;
   }
 
  private:
@@ -66,7 +74,8 @@ class Storage {
   size_t nbytes_ = 0;
   Deleter deleter_;
   std::atomic<uint64_t> version_{0};
-  std::atomic<int> aliasing_readers_{0};
+  std::atomic<int> write_blocks_{0};
+  std::atomic<const char*> block_reason_{nullptr};
   std::shared_ptr<Storage> owner_;  // set on aliases: see share_version_of
 };
 

@@ -1,6 +1,5 @@
 #include "tensor/tensor.h"
 
-#include "autograd/node.h"
 #include "device/context.h"
 #include "error.h"
 
@@ -39,18 +38,10 @@ std::shared_ptr<Context> Tensor::context() const {
 }
 
 void Tensor::check_writable() const {
-  DP_CHECK(!impl_->read_only, kState,
-           "cannot write in place to a tensor on "
-               << device().str()
-               << " that aliases another device's memory (a replica parameter, a broadcast "
-                  "input or a scatter chunk); copy it first");
-  DP_CHECK(!impl_->storage->has_aliasing_readers(), kState,
-           "cannot write in place to a tensor on "
-               << device().str()
-               << " while DataParallel replicas on other CPU devices read its memory in place "
-                  "(the original module's parameter or a broadcast input, which they alias); for "
-                  "a module that writes these in forward, create the wrapper with alias_cpu off "
-                  "so that the replicas get copies");
+  const char* refusal = impl_->read_only_reason;
+  if (refusal == nullptr) refusal = impl_->storage->writes_blocked_because();
+  DP_CHECK(refusal == nullptr, kState,
+           "cannot write in place to a tensor on " << device().str() << " " << refusal);
 }
 
 void Tensor::bump_version() const {
@@ -81,7 +72,7 @@ Tensor Tensor::view_as_shape(const Shape& shape) const {
       numel_of(shape) == numel(), kShapeMismatch,
       "cannot view a tensor of shape " << shape_str(this->shape()) << " as " << shape_str(shape));
   auto impl = std::make_shared<TensorImpl>(impl_->storage, impl_->offset, shape, impl_->dtype);
-  impl->read_only = impl_->read_only;
+  impl->read_only_reason = impl_->read_only_reason;
   return Tensor(std::move(impl));
 }
 
@@ -94,54 +85,15 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
   const int64_t row = ndim() >= 1 && impl_->shape[0] > 0 ? numel() / impl_->shape[0] : 0;
   auto impl =
       std::make_shared<TensorImpl>(impl_->storage, impl_->offset + begin * row, s, impl_->dtype);
-  impl->read_only = impl_->read_only;
+  impl->read_only_reason = impl_->read_only_reason;
   return Tensor(std::move(impl));
 }
 
 Tensor Tensor::detach() const {
   auto impl =
       std::make_shared<TensorImpl>(impl_->storage, impl_->offset, impl_->shape, impl_->dtype);
-  impl->read_only = impl_->read_only;
+  impl->read_only_reason = impl_->read_only_reason;
   return Tensor(std::move(impl));
-}
-
-bool Tensor::requires_grad() const {
-  return impl_->autograd && (impl_->autograd->requires_grad || impl_->autograd->grad_fn);
-}
-
-void Tensor::set_requires_grad(bool requires_grad) {
-  if (!impl_->autograd) {
-    if (!requires_grad) return;
-    impl_->autograd = std::make_unique<AutogradMeta>();
-  }
-  DP_CHECK(!impl_->autograd->grad_fn, kState,
-           "requires_grad can only be changed on leaf tensors; this one was computed by "
-               << impl_->autograd->grad_fn->name());
-  DP_CHECK(!requires_grad || is_floating(dtype()), kDtypeMismatch,
-           "only floating-point tensors can require gradients, not " << dtype_name(dtype()));
-  impl_->autograd->requires_grad = requires_grad;
-}
-
-bool Tensor::is_leaf() const {
-  return !impl_->autograd || !impl_->autograd->grad_fn;
-}
-
-const std::shared_ptr<Node>& Tensor::grad_fn() const {
-  static const std::shared_ptr<Node> none;
-  return impl_->autograd ? impl_->autograd->grad_fn : none;
-}
-
-uint32_t Tensor::output_nr() const {
-  return impl_->autograd ? impl_->autograd->output_nr : 0;
-}
-
-Tensor Tensor::grad() const {
-  return impl_->autograd ? impl_->autograd->grad : Tensor();
-}
-
-void Tensor::set_grad(const Tensor& grad) {
-  if (!impl_->autograd) impl_->autograd = std::make_unique<AutogradMeta>();
-  impl_->autograd->grad = grad;
 }
 
 }  // namespace dp

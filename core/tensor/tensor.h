@@ -1,5 +1,7 @@
 // Tensor: a refcounted handle to a TensorImpl, which is a contiguous row-major view
-// (offset + shape) into a Storage, plus optional autograd metadata.
+// (offset + shape) into a Storage, plus optional autograd metadata. This layer builds on
+// device/ only: the autograd metadata is an opaque pointer here, and its accessors are
+// implemented in autograd/.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +10,7 @@
 
 #include "device/backend.h"
 #include "device/device.h"
-#include "tensor/dtype.h"
+#include "device/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
 
@@ -17,6 +19,11 @@ namespace dp {
 class Context;
 class Node;
 struct AutogradMeta;
+
+// Frees autograd metadata where its type is complete (autograd/autograd_meta.cc).
+struct AutogradMetaDeleter {
+  void operator()(AutogradMeta* meta) const;
+};
 
 class TensorImpl {
  public:
@@ -27,11 +34,11 @@ class TensorImpl {
   int64_t offset = 0;  // in elements
   Shape shape;
   DType dtype;
-  // Set on tensors that alias memory owned by another device's tensor (CPU replicas and
-  // scatter chunks): an in-place write through them would reach the other device, so
-  // the core refuses it.
-  bool read_only = false;
-  std::unique_ptr<AutogradMeta> autograd;
+  // Non-null on a tensor through which in-place writes are refused (such as an alias of
+  // memory that another device's tensor owns): static text, from the layer that made the
+  // tensor, that completes the refusal "cannot write in place to a tensor on <device> ".
+  const char* read_only_reason = nullptr;
+  std::unique_ptr<AutogradMeta, AutogradMetaDeleter> autograd;
 };
 
 class Tensor {
@@ -69,12 +76,12 @@ class Tensor {
   std::shared_ptr<Context> context() const;
 
   uint64_t version() const { return impl_->storage->version(); }
-  // Marks an in-place write; throws kState on a read-only alias (check_writable).
+  // Marks an in-place write; throws kState where it is refused (check_writable).
   void bump_version() const;
   // Throws kState, as bump_version would, where an in-place write is refused: a read-only
-  // alias, or memory that DataParallel replicas read in place.
+  // tensor, or memory whose writes are blocked (Storage::block_writes).
   void check_writable() const;
-  bool read_only() const { return impl_->read_only; }
+  bool read_only() const { return impl_->read_only_reason != nullptr; }
 
   // The kernel's view of this tensor.
   KView kview() const;
@@ -86,7 +93,7 @@ class Tensor {
   Tensor rows(int64_t begin, int64_t end) const;   // slice of dim 0
   Tensor detach() const;                           // drops autograd metadata
 
-  // --- autograd metadata (implemented in autograd/) ---
+  // --- autograd metadata (implemented in autograd/autograd_meta.cc) ---
   bool requires_grad() const;
   void set_requires_grad(bool requires_grad);
   bool is_leaf() const;  // no grad_fn

@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "device/device.h"
-#include "tensor/dtype.h"
-#include "tensor/shape.h"
+#include "device/dtype.h"
 
 // nvcc's front end rejects the [[noreturn]] that backend.h puts on the BackendHost::raise
 // function pointer (GCC accepts it; the kernels never call it). Spelled out to nothing for

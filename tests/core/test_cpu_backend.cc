@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "device/context.h"
-#include "device/cpu_allocator.h"
-#include "device/cpu_backend.h"
-#include "device/cpu_loops.h"
-#include "device/cpu_reference.h"
+#include "device/cpu/cpu_allocator.h"
+#include "device/cpu/cpu_backend.h"
+#include "device/cpu/cpu_loops.h"
+#include "device/cpu/cpu_reference.h"
 #include "error.h"
+#include "tensor/shape.h"
 #include "test_context.h"
 
 namespace dp {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "device/context.h"
-#include "device/cpu_parallel.h"
+#include "device/cpu/cpu_parallel.h"
 #include "error.h"
 #include "test_context.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "dataparallel/dataparallel.h"
-#include "device/fault.h"
+#include "device/cpu/fault.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "device/torch_random.h"
+#include "device/torch_generator.h"
 
 namespace dp {
 namespace {

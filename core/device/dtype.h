@@ -1,4 +1,5 @@
-// Element types. Values equal the C ABI's dp_dtype for the public ones.
+// Element types, as kernels see them (KView, in backend.h) and tensors carry them. Values
+// equal the C ABI's dp_dtype for the public ones.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-#include "device/cpu_parallel.h"
+#include "device/cpu/cpu_parallel.h"
 
 #include <algorithm>
 #include <atomic>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "device/backend.h"
-#include "device/cpu_allocator.h"
+#include "device/cpu/cpu_allocator.h"
 
 namespace dp {
 

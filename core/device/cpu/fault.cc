@@ -1,4 +1,4 @@
-#include "device/fault.h"
+#include "device/cpu/fault.h"
 
 #ifdef DP_FAULT_INJECTION
 #include <atomic>

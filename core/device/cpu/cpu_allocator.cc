@@ -1,4 +1,4 @@
-#include "device/cpu_allocator.h"
+#include "device/cpu/cpu_allocator.h"
 
 #include <cstdlib>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "device/cpu_loops.h"
+#include "device/cpu/cpu_loops.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "device/cpu_backend.h"
+#include "device/cpu/cpu_backend.h"
 
 #include <sys/sysinfo.h>
 
@@ -7,10 +7,10 @@
 #include <limits>
 
 #include "device/convert.h"
-#include "device/cpu_dnnl.h"
-#include "device/cpu_loops.h"
-#include "device/cpu_reference.h"
-#include "device/fault.h"
+#include "device/cpu/cpu_dnnl.h"
+#include "device/cpu/cpu_loops.h"
+#include "device/cpu/cpu_reference.h"
+#include "device/cpu/fault.h"
 #include "error.h"
 
 namespace dp {

@@ -1,4 +1,4 @@
-#include "device/torch_random.h"
+#include "device/torch_generator.h"
 
 #include <cmath>
 

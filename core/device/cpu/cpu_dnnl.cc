@@ -1,4 +1,4 @@
-#include "device/cpu_dnnl.h"
+#include "device/cpu/cpu_dnnl.h"
 
 #include <bit>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "device/cpu_loops.h"
+#include "device/cpu/cpu_loops.h"
 #include "error.h"
 
 // From GNU OpenMP (libgomp), which Debian's oneDNN uses for its threads. Declared here

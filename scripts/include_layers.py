@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The house's picture: the #include "..." arrows between the folders of core/.
+
+Each folder of core/ is a layer, and a layer may include only its own folder and the
+layers below it. The script reads every source file of core/, resolves each
+#include "..." against core/ (the core's include directory), prints one line per arrow
+between two folders with the number of includes behind it, and exits 1 naming the file
+and the include of every arrow that points upward (from a lower layer to a higher one),
+or of a file in a folder that is no layer. Files at core/'s root (error.h) sit below
+every layer.
+
+Usage: include_layers.py [CORE_DIR]   (default: the core/ beside this script's folder)
+"""
+
+import pathlib
+import re
+import sys
+
+# Bottom first. device/ holds the Backend interface, the element types, the workers and
+# the Context that owns the backends; device/cpu/ is the CPU backend behind that
+# interface; tensor/ builds storage and tensors on the backends' memory; autograd/ records
+# and runs the graph over tensors; ops/ are the differentiable ops, nn/ the modules, optim/
+# the optimizers; parallel/ is the DataParallel pipeline over modules; io/ reads and
+# writes tensors, modules and optimizers.
+LAYERS = ["device", "device/cpu", "tensor", "autograd", "ops", "nn", "optim", "parallel", "io"]
+
+# Upward includes that the code has today, each a known cycle between two layers to be
+# taken apart; any other upward include fails.
+KNOWN_UPWARD = {
+    # The Context builds its CPU backend: the registry of backends sits above the CPU
+    # backend, while the rest of device/ (the interface, the workers) sits below it.
+    ("device/context.cc", "device/cpu/cpu_backend.h"): "the Context creates the CPU backend",
+    # The backward engine sums gradients, and AccumulateGrad adds them into a leaf's
+    # grad, with the ops that themselves record autograd nodes.
+    ("autograd/engine.cc", "ops/ops.h"): "the engine's gradient arithmetic",
+    ("autograd/accumulate_grad.cc", "ops/ops.h"): "AccumulateGrad's gradient arithmetic",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+SOURCES = (".h", ".cc", ".cpp", ".hpp")
+
+
+def folder_of(path: pathlib.PurePosixPath) -> str:
+    """The layer folder of a path relative to core/ ("" for core/'s root)."""
+    return str(path.parent) if str(path.parent) != "." else ""
+
+
+def main() -> int:
+    core = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
+                        pathlib.Path(__file__).resolve().parent.parent / "core")
+    if not core.is_dir():
+        print(f"include_layers: {core} is not a directory", file=sys.stderr)
+        return 2
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    arrows = {}  # (from folder, to folder) -> count
+    upward = []  # (file, include, from folder, to folder)
+    known_seen = set()
+    errors = []
+    for source in sorted(p for p in core.rglob("*") if p.suffix in SOURCES and p.is_file()):
+        rel = pathlib.PurePosixPath(source.relative_to(core).as_posix())
+        src = folder_of(rel)
+        if src and src not in rank:
+            errors.append(f"{rel}: folder {src}/ is no layer (add it to LAYERS)")
+            continue
+        for include in INCLUDE.findall(source.read_text(encoding="utf-8", errors="replace")):
+            if not (core / include).is_file():
+                continue  # not the core's own header (a plugin's, a generated one)
+            dst = folder_of(pathlib.PurePosixPath(include))
+            if dst == src or not dst or not src:
+                continue
+            if dst not in rank:
+                errors.append(f"{rel}: includes \"{include}\" from folder {dst}/, which is no layer")
+                continue
+            arrows[(src, dst)] = arrows.get((src, dst), 0) + 1
+            if rank[dst] > rank[src]:
+                if (str(rel), include) in KNOWN_UPWARD:
+                    known_seen.add((str(rel), include))
+                else:
+                    upward.append((str(rel), include, src, dst))
+
+    print("layers, bottom first: " + " < ".join(LAYERS))
+    for (src, dst), count in sorted(arrows.items(), key=lambda a: (rank[a[0][0]], rank[a[0][1]])):
+        direction = "UP  " if rank[dst] > rank[src] else "down"
+        print(f"  {direction} {src:>10} -> {dst:<10} {count:3d} include(s)")
+    for (rel, include), why in KNOWN_UPWARD.items():
+        if (rel, include) in known_seen:
+            print(f"known upward include: {rel} -> \"{include}\" ({why})")
+        else:
+            errors.append(f"KNOWN_UPWARD lists {rel} -> \"{include}\", which is gone: "
+                          "delete its entry")
+    for rel, include, src, dst in upward:
+        errors.append(f"{rel}: #include \"{include}\" points upward ({src} -> {dst}); "
+                      f"layers, bottom first: {', '.join(LAYERS)}")
+    for e in errors:
+        print("error: " + e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
