@@ -28,7 +28,8 @@
  * - Strings returned as `const char*` are owned by the library; each function says how
  *   long they stay valid.
  * - Option structs start with `size_t struct_size` and have an `..._INIT` macro; fields
- *   added in later versions go at the end, so older callers keep working.
+ *   added in later versions go at the end, so older callers keep working (the rule is
+ *   written before dp_context_options).
  * - No exception or signal crosses this ABI.
  *
  * Threading
@@ -146,6 +147,23 @@ typedef enum dp_log_level {
  */
 typedef void (*dp_log_fn)(void* user_data, dp_log_level level, const char* message);
 
+/*
+ * Option structs (dp_context_options, dp_custom_module_desc, dp_sgd_options,
+ * dp_adam_options, dp_data_parallel_options) are read by their first member,
+ * `struct_size`: the size of the struct as the caller's header declares it, which the
+ * _INIT macro sets to sizeof. Later versions of a struct only add members at the end, each
+ * starting at or after the previous version's sizeof. So:
+ * - A smaller struct_size, from a caller built against an older header, is accepted: the
+ *   members it lacks take the values of the current _INIT macro.
+ * - struct_size must be a multiple of sizeof(size_t), at most 4096, and at least the size
+ *   of the struct's first version: dp_context_options up to and including `seed`; the
+ *   others their struct_size alone (every other member then takes its default).
+ *   Otherwise DP_ERR_INVALID_ARGUMENT naming the struct and the value.
+ * - A larger struct_size, from a caller built against a newer header, is accepted when
+ *   every byte past this library's sizeof is zero (the newer members left at zero);
+ *   otherwise DP_ERR_NOT_SUPPORTED: this library cannot do what those members ask.
+ * The struct is read during the call only.
+ */
 typedef struct dp_context_options {
   size_t struct_size;
   /** Number of virtual CPU devices, at most 4096 (each has a thread). 0 = the environment
@@ -186,7 +204,7 @@ typedef struct dp_context_options {
  * Creates a context: the devices and their worker threads.
  * options: may be NULL for the defaults; read during the call only.
  * out: receives the context; the caller owns one reference (dp_context_release).
- * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size too small, cpu_devices not in
+ * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size not accepted, cpu_devices not in
  * 0..4096 or DP_CPU_DEVICES not an integer in 1..4096), DP_ERR_OUT_OF_MEMORY.
  */
 DP_EXPORT dp_result dp_context_create(const dp_context_options* options, dp_context** out);
