@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "capi/handles.h"
+#include "capi/options.h"
 #include "capi/result.h"
 
 using namespace dp::capi;
@@ -13,22 +14,11 @@ extern "C" {
 dp_result dp_context_create(const dp_context_options* options, dp_context** out) {
   return guard([&] {
     out_ptr(out, "out");
-    dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
-    if (options) {
-      // Every struct has the members up to seed; later ones may be missing.
-      constexpr size_t kMinimum = offsetof(dp_context_options, seed) + sizeof(uint64_t);
-      DP_CHECK(options->struct_size >= kMinimum, kInvalidArgument,
-               "options->struct_size = " << options->struct_size << " is smaller than " << kMinimum
-                                         << " (initialise with DP_CONTEXT_OPTIONS_INIT)");
-      // Only the members the caller's struct has whole: one from an older header ends
-      // sooner (a struct_size cutting a member leaves that member at its default).
-      constexpr size_t kFree = offsetof(dp_context_options, log_user_data_free);
-      std::memcpy(&o, options, std::min(options->struct_size, kFree));
-      if (options->struct_size >= kFree + sizeof o.log_user_data_free) {
-        o.log_user_data_free = options->log_user_data_free;
-      }
-      o.struct_size = sizeof o;
-    }
+    // The first version ended after seed.
+    const dp_context_options o =
+        read_options(options, dp_context_options DP_CONTEXT_OPTIONS_INIT, "options",
+                     {"dp_context_options", "DP_CONTEXT_OPTIONS_INIT",
+                      offsetof(dp_context_options, log_user_data_free)});
     DP_CHECK(o.log_level >= DP_LOG_DEBUG && o.log_level <= DP_LOG_ERROR, kInvalidArgument,
              "options->log_level = " << static_cast<int>(o.log_level) << " is not a dp_log_level");
     dp::ContextOptions co;

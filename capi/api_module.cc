@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "capi/handles.h"
+#include "capi/options.h"
 #include "capi/result.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
@@ -213,19 +214,19 @@ dp_result dp_module_custom(dp_context* ctx, const dp_custom_module_desc* desc, d
     const auto& c = unwrap(ctx, "ctx");
     out_ptr(out, "out");
     DP_CHECK(desc != nullptr, kInvalidArgument, "desc is NULL");
-    DP_CHECK(desc->struct_size >= sizeof(dp_custom_module_desc), kInvalidArgument,
-             "desc->struct_size = " << desc->struct_size << " is smaller than "
-                                    << sizeof(dp_custom_module_desc)
-                                    << " (initialise with DP_CUSTOM_MODULE_DESC_INIT)");
-    DP_CHECK(desc->forward != nullptr, kInvalidArgument, "desc->forward is NULL");
-    const std::string type = desc->type_name ? desc->type_name : "Custom";
+    const dp_custom_module_desc d =
+        read_options(desc, dp_custom_module_desc DP_CUSTOM_MODULE_DESC_INIT, "desc",
+                     {"dp_custom_module_desc", "DP_CUSTOM_MODULE_DESC_INIT",
+                      offsetof(dp_custom_module_desc, type_name)});
+    DP_CHECK(d.forward != nullptr, kInvalidArgument, "desc->forward is NULL");
+    const std::string type = d.type_name ? d.type_name : "Custom";
     auto module = std::make_shared<dp::CallbackModule>(
-        c, type, callback_forward(desc->forward, desc->user_data, ctx), nullptr);
+        c, type, callback_forward(d.forward, d.user_data, ctx), nullptr);
     // destroy runs with the last copy of the module (replicas included), and never when
     // this call fails: the deleter only fires once `armed` is set, at the very end.
     auto armed = std::make_shared<bool>(false);
-    void (*destroy)(void*) = desc->destroy;
-    std::shared_ptr<void> state(desc->user_data, [destroy, armed](void* p) {
+    void (*destroy)(void*) = d.destroy;
+    std::shared_ptr<void> state(d.user_data, [destroy, armed](void* p) {
       if (*armed && destroy) destroy(p);
     });
     dp_module* handle = wrap(module, ctx);

@@ -1,5 +1,6 @@
 // dp_optimizer_*: SGD, Adam and AdamW over a module's parameters.
 #include "capi/handles.h"
+#include "capi/options.h"
 #include "capi/result.h"
 
 using namespace dp::capi;
@@ -18,19 +19,12 @@ dp_result make(const dp_module* m, dp_optimizer** out, F&& f) {
   });
 }
 
-void check_size(size_t got, size_t want, const char* what) {
-  DP_CHECK(got >= want, kInvalidArgument,
-           "options->struct_size = " << got << " is smaller than " << want << " (initialise with "
-                                     << what << ")");
-}
-
 dp::AdamOptions adam_options(const dp_adam_options* o, bool decoupled) {
-  dp_adam_options d = DP_ADAM_OPTIONS_INIT;
-  if (decoupled) d = DP_ADAMW_OPTIONS_INIT;
-  if (o) {
-    check_size(o->struct_size, sizeof(dp_adam_options), "DP_ADAM_OPTIONS_INIT");
-    d = *o;
-  }
+  const dp_adam_options d = read_options(
+      o, decoupled ? dp_adam_options DP_ADAMW_OPTIONS_INIT : dp_adam_options DP_ADAM_OPTIONS_INIT,
+      "options",
+      {"dp_adam_options", decoupled ? "DP_ADAMW_OPTIONS_INIT" : "DP_ADAM_OPTIONS_INIT",
+       offsetof(dp_adam_options, lr)});
   return {d.lr, d.beta1, d.beta2, d.eps, d.weight_decay, decoupled};
 }
 
@@ -40,11 +34,9 @@ extern "C" {
 
 dp_result dp_optimizer_sgd(const dp_module* m, const dp_sgd_options* options, dp_optimizer** out) {
   return make(m, out, [&](std::vector<dp::Tensor> params) {
-    dp_sgd_options o = DP_SGD_OPTIONS_INIT;
-    if (options) {
-      check_size(options->struct_size, sizeof(dp_sgd_options), "DP_SGD_OPTIONS_INIT");
-      o = *options;
-    }
+    const dp_sgd_options o =
+        read_options(options, dp_sgd_options DP_SGD_OPTIONS_INIT, "options",
+                     {"dp_sgd_options", "DP_SGD_OPTIONS_INIT", offsetof(dp_sgd_options, lr)});
     return std::make_unique<dp::Sgd>(
         std::move(params),
         dp::SgdOptions{o.lr, o.momentum, o.dampening, o.weight_decay, o.nesterov != 0});

@@ -1,5 +1,6 @@
 // dp_data_parallel_* and the pipeline's stages.
 #include "capi/handles.h"
+#include "capi/options.h"
 #include "capi/result.h"
 #include "io/checkpoint.h"
 #include "parallel/parallel_apply.h"
@@ -70,14 +71,10 @@ dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids
              "device_ids is NULL but n_devices = " << n_devices);
     DP_CHECK(device_ids == nullptr || n_devices > 0, kInvalidArgument,
              "device_ids is empty (n_devices = 0); pass NULL for every device");
-    dp_data_parallel_options o = DP_DATA_PARALLEL_OPTIONS_INIT;
-    if (options) {
-      DP_CHECK(options->struct_size >= sizeof(dp_data_parallel_options), kInvalidArgument,
-               "options->struct_size = " << options->struct_size << " is smaller than "
-                                         << sizeof(dp_data_parallel_options)
-                                         << " (initialise with DP_DATA_PARALLEL_OPTIONS_INIT)");
-      o = *options;
-    }
+    const dp_data_parallel_options o =
+        read_options(options, dp_data_parallel_options DP_DATA_PARALLEL_OPTIONS_INIT, "options",
+                     {"dp_data_parallel_options", "DP_DATA_PARALLEL_OPTIONS_INIT",
+                      offsetof(dp_data_parallel_options, chunk_sizes)});
     DP_CHECK(o.chunk_sizes != nullptr || o.n_chunk_sizes == 0, kInvalidArgument,
              "options->chunk_sizes is NULL but n_chunk_sizes = " << o.n_chunk_sizes);
     DP_CHECK(

@@ -20,6 +20,7 @@ PACKAGES=(
   # tests
   libcmocka-dev libgtest-dev junit5
   binutils               # nm and readelf in the CUDA plugin's export check
+  abigail-tools          # abidw and abidiff: scripts/abi-check.sh against abi/libdataparallel.abi
   python3 python3-numpy python3-pytest
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
   locales                # localedef: a checkpoint test runs under a decimal-comma locale

@@ -3,6 +3,7 @@
 # Exits non-zero on any failure. Stages:
 #   1. Release build (build/): every ctest suite (C API, core, DataParallel, dp-train,
 #      bindings, CUDA where a GPU exists)
+#   1b. the exported ABI against abi/libdataparallel.abi (scripts/abi-check.sh, build-abi/)
 #   2. valgrind --leak-check=full over the cmocka suites of that build
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/, fault injection
 #      on): the C and C++ suites and dp-train's
@@ -44,6 +45,11 @@ grep -hE "^\[==========\] .*test\(s\) run|^\[  (PASSED|FAILED)  \] [0-9]+ test\(
   "$BUILD_DIR/Testing/Temporary/LastTest.log" | sed 's/^/   /' || true
 
 if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
+  echo "== 1b. the ABI against abi/libdataparallel.abi (build-abi)"
+  if ! scripts/abi-check.sh; then
+    failures+=("abi")
+  fi
+
   echo "== 2. valgrind over the cmocka suites"
   for t in "$BUILD_DIR"/bin/test_capi_*; do
     [ "$(basename "$t")" = test_capi_dlopen ] && continue  # dlopen'ed library: reported by the others

@@ -1,5 +1,7 @@
 dp_cmocka_test(bad_input)
 dp_cmocka_test(ops)
+# Option structs from older and newer headers, read by their struct_size.
+dp_cmocka_test(abi_older_structs)
 
 # Allocation failures through the C API: a GoogleTest program (it replaces operator new,
 # so it is C++) that links the shared library as a user's program would. Not named

@@ -28,7 +28,8 @@
  * - Strings returned as `const char*` are owned by the library; each function says how
  *   long they stay valid.
  * - Option structs start with `size_t struct_size` and have an `..._INIT` macro; fields
- *   added in later versions go at the end, so older callers keep working.
+ *   added in later versions go at the end, so older callers keep working (the rule is
+ *   written before dp_context_options).
  * - No exception or signal crosses this ABI.
  *
  * Threading
@@ -146,6 +147,23 @@ typedef enum dp_log_level {
  */
 typedef void (*dp_log_fn)(void* user_data, dp_log_level level, const char* message);
 
+/*
+ * Option structs (dp_context_options, dp_custom_module_desc, dp_sgd_options,
+ * dp_adam_options, dp_data_parallel_options) are read by their first member,
+ * `struct_size`: the size of the struct as the caller's header declares it, which the
+ * _INIT macro sets to sizeof. Later versions of a struct only add members at the end, each
+ * starting at or after the previous version's sizeof. So:
+ * - A smaller struct_size, from a caller built against an older header, is accepted: the
+ *   members it lacks take the values of the current _INIT macro.
+ * - struct_size must be a multiple of sizeof(size_t), at most 4096, and at least the size
+ *   of the struct's first version: dp_context_options up to and including `seed`; the
+ *   others their struct_size alone (every other member then takes its default).
+ *   Otherwise DP_ERR_INVALID_ARGUMENT naming the struct and the value.
+ * - A larger struct_size, from a caller built against a newer header, is accepted when
+ *   every byte past this library's sizeof is zero (the newer members left at zero);
+ *   otherwise DP_ERR_NOT_SUPPORTED: this library cannot do what those members ask.
+ * The struct is read during the call only.
+ */
 typedef struct dp_context_options {
   size_t struct_size;
   /** Number of virtual CPU devices, at most 4096 (each has a thread). 0 = the environment
@@ -186,7 +204,7 @@ typedef struct dp_context_options {
  * Creates a context: the devices and their worker threads.
  * options: may be NULL for the defaults; read during the call only.
  * out: receives the context; the caller owns one reference (dp_context_release).
- * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size too small, cpu_devices not in
+ * Errors: DP_ERR_INVALID_ARGUMENT (out NULL, struct_size not accepted, cpu_devices not in
  * 0..4096 or DP_CPU_DEVICES not an integer in 1..4096), DP_ERR_OUT_OF_MEMORY.
  */
 DP_EXPORT dp_result dp_context_create(const dp_context_options* options, dp_context** out);
@@ -382,8 +400,11 @@ DP_EXPORT dp_result dp_tensor_detach(const dp_tensor* t, dp_tensor** out);
  * Backpropagates from `t`: accumulates d(t)/d(leaf) into every leaf's gradient. `grad` is
  * the gradient with respect to t (same shape and dtype); NULL means 1 and needs t to have
  * one element. Without retain_graph the graph's saved tensors are freed, and a second
- * backward through it fails with DP_ERR_STATE. Nodes run on their devices' workers, so
- * the replicas of a DataParallel forward run their backward in parallel.
+ * backward through it fails with DP_ERR_STATE when it reaches a node that had saved
+ * tensors (products, matmul, layers); through a graph whose nodes saved none (additions
+ * and subtractions only, for one) it runs again and accumulates the gradients a second
+ * time, as PyTorch does. Nodes run on their devices' workers, so the replicas of a
+ * DataParallel forward run their backward in parallel.
  * Errors: DP_ERR_STATE (t does not require grad; a saved tensor was modified in place),
  * DP_ERR_INVALID_ARGUMENT (grad NULL for a t of more than one element),
  * DP_ERR_SHAPE_MISMATCH / DP_ERR_DTYPE_MISMATCH (grad), or any error of a backward op.
@@ -569,7 +590,12 @@ DP_EXPORT dp_result dp_module_append(dp_module* sequential, dp_module* child);
  * borrowed for the call. Store up to `max_outputs` new references in outputs[] and their
  * count in *n_outputs; the library takes them over (an output that is not a tensor of the
  * module's context fails the forward with DP_ERR_CALLBACK). Return DP_OK, or an error code
- * (dp_set_error sets its message). Runs on the worker thread of the module's device. It
+ * (dp_set_error sets its message). The call that ran the module then fails with that code
+ * (DP_ERR_CALLBACK for a value that is not an error code) and the message
+ * "<type> forward failed: <message>", <type> being the desc's type_name ("Custom" for
+ * NULL) and <message> the callback thread's last error set during the call; without one,
+ * "<type> forward returned <dp_result_string(code)>". Under a DataParallel that message
+ * follows "in replica I on device D: ". Runs on the worker thread of the module's device. It
  * may run a DataParallel over several devices unless it is itself a replica under one
  * (that call fails with DP_ERR_STATE: the replicas' workers would wait on each other).
  * Work on another device waits for that device's worker; meanwhile this worker runs what
@@ -688,6 +714,9 @@ typedef struct dp_sgd_options {
   double lr;
   double momentum;
   double dampening;
+  /** L2 penalty added to the gradient (weight_decay * parameter); at least 0, a negative
+      value or NaN is DP_ERR_INVALID_ARGUMENT. Infinity is accepted, as torch.optim accepts
+      it, and turns every parameter the first step updates into inf or NaN (0 * inf). */
   double weight_decay;
   int nesterov;
 } dp_sgd_options;
@@ -699,6 +728,9 @@ typedef struct dp_adam_options {
   double beta1;
   double beta2;
   double eps;
+  /** Adam: added to the gradient as in dp_sgd_options; AdamW: decoupled, each step first
+      scales the parameter by 1 - lr * weight_decay. The same bounds, infinity included
+      (every updated parameter becomes inf or NaN). */
   double weight_decay;
 } dp_adam_options;
 #define DP_ADAM_OPTIONS_INIT { sizeof(dp_adam_options), 1e-3, 0.9, 0.999, 1e-8, 0.0 }
@@ -855,6 +887,10 @@ DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* 
  * those the forward did not use get zero gradients (buffers that require grad likewise,
  * as a group of their own), exactly as with several replicas.
  * Up to `capacity` new references go to outputs[] and their count to *n_outputs.
+ * An output that is 0-dim on every replica (a loss computed per replica) is gathered
+ * along dim 0 into a vector of one value per replica, as PyTorch does, and a
+ * DP_LOG_WARNING message says so (reduce it, e.g. with a mean, before backward); with
+ * dim != 0 it is DP_ERR_SHAPE_MISMATCH. dp_data_parallel_apply and dp_gather do the same.
  * Errors: DP_ERR_DEVICE_MISMATCH (the module is not on device_ids[0]: the message names
  * both), DP_ERR_SHAPE_MISMATCH (a 0-dim input to split; outputs that cannot be gathered:
  * the message names the replica and the shapes), DP_ERR_OUT_OF_RANGE (capacity too
@@ -908,7 +944,8 @@ DP_EXPORT dp_result dp_scatter(const dp_tensor* input, const dp_device* devices,
                                size_t n_devices, const int64_t* chunk_sizes, int32_t dim,
                                dp_tensor** outs, size_t* n_out);
 /** Concatenates n tensors (any devices) along dim on output_device into a new reference
-    in *out. Differentiable. */
+    in *out. Differentiable. 0-dim tensors gather as in dp_data_parallel_forward (a
+    vector, and a warning to the log callback). */
 DP_EXPORT dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device,
                               int32_t dim, dp_tensor** out);
 /**

@@ -279,7 +279,7 @@ static void sgd_rejects_bad_arguments_naming_the_value(void** state) {
   dp_sgd_options o = DP_SGD_OPTIONS_INIT;
   ASSERT_ERROR(dp_optimizer_sgd(NULL, &o, &opt), DP_ERR_INVALID_ARGUMENT, "m is NULL");
   ASSERT_ERROR(dp_optimizer_sgd(m, &o, NULL), DP_ERR_INVALID_ARGUMENT, "out is NULL");
-  o.struct_size = sizeof(size_t);
+  o.struct_size = sizeof(size_t) / 2; /* shorter than struct_size itself */
   ASSERT_ERROR(dp_optimizer_sgd(m, &o, &opt), DP_ERR_INVALID_ARGUMENT, "struct_size");
   o = (dp_sgd_options)DP_SGD_OPTIONS_INIT;
   o.lr = -0.1;
@@ -307,7 +307,7 @@ static void adam_rejects_bad_arguments_naming_the_value(void** state) {
   dp_adam_options o = DP_ADAM_OPTIONS_INIT;
   ASSERT_ERROR(dp_optimizer_adam(NULL, &o, &opt), DP_ERR_INVALID_ARGUMENT, "m is NULL");
   ASSERT_ERROR(dp_optimizer_adamw(m, &o, NULL), DP_ERR_INVALID_ARGUMENT, "out is NULL");
-  o.struct_size = sizeof(size_t);
+  o.struct_size = sizeof(size_t) / 2; /* shorter than struct_size itself */
   ASSERT_ERROR(dp_optimizer_adam(m, &o, &opt), DP_ERR_INVALID_ARGUMENT, "struct_size");
   ASSERT_ERROR(dp_optimizer_adamw(m, &o, &opt), DP_ERR_INVALID_ARGUMENT, "struct_size");
   o = (dp_adam_options)DP_ADAM_OPTIONS_INIT;

@@ -1,0 +1,55 @@
+// Reading an option struct by its struct_size, so that callers built against an older or
+// a newer header keep working (the rule is written in dataparallel.h, before
+// dp_context_options).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "error.h"
+
+namespace dp::capi {
+
+// The largest struct_size read: far above any option struct's size.
+inline constexpr size_t kMaxOptionsSize = 4096;
+
+// What the messages name, and the smallest struct_size accepted: the size of the
+// struct's first version, at least the offset of its first member after struct_size.
+struct OptionsLayout {
+  const char* type;  // "dp_sgd_options"
+  const char* init;  // "DP_SGD_OPTIONS_INIT"
+  size_t minimum;
+};
+
+// `defaults` (the _INIT values) with the caller's members copied over: the first
+// min(struct_size, sizeof(T)) bytes of *given, so that members a shorter struct lacks keep
+// their defaults. A struct_size past sizeof(T) comes from a newer header: accepted when
+// the bytes this library does not know are all zero (the newer members left at zero),
+// DP_ERR_NOT_SUPPORTED otherwise. NULL gives the defaults. The result's struct_size is
+// sizeof(T).
+template <class T>
+T read_options(const T* given, T defaults, const char* arg, const OptionsLayout& layout) {
+  if (!given) return defaults;
+  const size_t size = given->struct_size;
+  // Every version starts with a size_t, so its size is a multiple of size_t's alignment
+  // (another size would end inside a member); none comes near kMaxOptionsSize, which
+  // keeps a struct_size left uninitialised from reading far past the caller's struct.
+  DP_CHECK(size >= layout.minimum && size <= kMaxOptionsSize && size % alignof(size_t) == 0,
+           kInvalidArgument,
+           arg << "->struct_size = " << size << " is not the size of a " << layout.type << " ("
+               << layout.minimum << " to " << kMaxOptionsSize << ", a multiple of "
+               << alignof(size_t) << "; initialise with " << layout.init << ")");
+  const auto* bytes = reinterpret_cast<const unsigned char*>(given);
+  const auto* unknown = std::find_if(bytes + std::min(size, sizeof(T)), bytes + size,
+                                     [](unsigned char b) { return b != 0; });
+  DP_CHECK(unknown == bytes + size, kNotSupported,
+           arg << "->struct_size = " << size << " is larger than this library's " << layout.type
+               << " (" << sizeof(T) << " bytes) and byte " << (unknown - bytes)
+               << " is not zero: a member from a newer header that this library does not know");
+  std::memcpy(&defaults, given, std::min(size, sizeof(T)));
+  defaults.struct_size = sizeof(T);
+  return defaults;
+}
+
+}  // namespace dp::capi
