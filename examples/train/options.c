@@ -16,7 +16,7 @@ static void usage(FILE* f) {
           "usage: dp-train [options]\n"
           "Trains a model on Fashion-MNIST with DataParallel over the chosen devices.\n\n"
           "  --model mlp|cnn         the models of torch_reference.py (default mlp)\n"
-          "  --epochs N              passes over the training set (default 5)\n"
+          "  --epochs N              passes over the training set, 1 or more (default 5)\n"
           "  --batch N               global batch, split over the devices (default 256)\n"
           "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
           "  --momentum X            SGD momentum (default 0.9)\n"
@@ -40,7 +40,14 @@ static void usage(FILE* f) {
           "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
           "  --json                  a final JSON line with the results\n"
           "  --quiet                 no progress output (warnings and errors still show)\n"
-          "  --help                  this text\n");
+          "  --help                  this text\n\n"
+          "Exit codes:\n"
+          "  0    done\n"
+          "  1    the loss became infinite or NaN (try a smaller --lr), out of memory,\n"
+          "       or another failure of the library\n"
+          "  2    bad input: an option, the data files, a device, a checkpoint, or an\n"
+          "       output file that cannot be written (one line on stderr names it)\n"
+          "  130  interrupted by Ctrl-C; the last complete checkpoint is intact\n");
 }
 
 /* strtoll and strtod skip leading blanks and take a '+', which no option's number needs:
@@ -60,11 +67,17 @@ int64_t parse_int(const char* s, const char* what, int64_t lo, int64_t hi) {
   return v;
 }
 
+/* A number >= lo. strtod also reads "inf", "nan" and numbers too large for a double (as
+   infinity): those are refused as not finite rather than as not numbers. */
 static double parse_double(const char* s, const char* what, double lo) {
   char* end = NULL;
   errno = 0;
   const double v = strtod(s, &end);
-  if (errno || !number_start(s) || *end || !(v >= lo) || !isfinite(v)) {
+  const int spelled = *s != '\0' && (number_start(s) || isalpha((unsigned char)*s)) && !*end;
+  if (spelled && !isfinite(v)) {
+    bad_input("%s = \"%s\" is not finite: it must be a finite number >= %g", what, s, lo);
+  }
+  if (!spelled || errno || !number_start(s) || !(v >= lo)) {
     bad_input("%s = \"%s\" is not a number >= %g", what, s, lo);
   }
   return v;
@@ -125,7 +138,7 @@ void parse_options(int argc, char** argv, options* o) {
         o->given |= GIVEN_MODEL;
         break;
       case 'e':
-        o->epochs = (int)parse_int(optarg, "--epochs", 0, 100000);
+        o->epochs = (int)parse_int(optarg, "--epochs", 1, 100000);
         break;
       case 'b':
         o->batch = parse_int(optarg, "--batch", 1, INT64_MAX / 1024);

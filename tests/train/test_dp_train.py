@@ -590,6 +590,34 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
         assert default in line, line
 
 
+SOURCES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train")
+
+
+def exit_codes_in_the_sources():
+    """Every exit code dp-train's sources can produce: the EXIT_* constants, exit(N) and
+    exit_code = N."""
+    codes = {0}
+    for name in os.listdir(SOURCES):
+        if name.endswith((".c", ".h")):
+            with open(os.path.join(SOURCES, name)) as f:
+                text = f.read()
+            codes |= {int(c) for c in re.findall(r"#define EXIT_\w+ (\d+)", text)}
+            codes |= {int(c) for c in re.findall(r"\bexit\((\d+)\)", text)}
+            codes |= {int(c) for c in re.findall(r"\bexit_code = (\d+);", text)}
+    return codes
+
+
+def test_help_lists_every_exit_code_the_program_uses(dp_train):
+    p = run(dp_train, "--help")
+    assert p.returncode == 0, p.stderr
+    section = p.stdout.split("Exit codes:\n", 1)
+    assert len(section) == 2, p.stdout
+    listed = [int(m) for m in re.findall(r"^  (\d+)  ", section[1], re.MULTILINE)]
+    assert listed == [0, 1, 2, 130], section[1]
+    assert set(listed) == exit_codes_in_the_sources(), (listed, exit_codes_in_the_sources())
+    assert "Ctrl-C" in section[1] and "bad input" in section[1], section[1]
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--batch", "0"], "--batch = \"0\""),
     (["--epochs", "x"], "--epochs = \"x\""),
@@ -618,6 +646,12 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
      "--metrics and --eval-only exclude each other: --eval-only writes no file"),
     (["--batch", " 256"], "--batch = \" 256\""),  # strtoll alone skips the blank
     (["--lr", "+0.1"], "--lr = \"+0.1\""),
+    # Not "not a number": infinities, numbers past a double's range and NaN are numbers.
+    (["--lr", "inf"], "--lr = \"inf\" is not finite: it must be a finite number >= 0"),
+    (["--lr", "1e999"], "--lr = \"1e999\" is not finite"),
+    (["--lr", "-inf"], "--lr = \"-inf\" is not finite"),
+    (["--momentum", "nan"], "--momentum = \"nan\" is not finite"),
+    (["--lr", "infinite"], "--lr = \"infinite\" is not a number >= 0"),
 ])
 def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, needle):
     p = run(dp_train, "--limit", "512", "--epochs", "1", *args)
@@ -759,11 +793,33 @@ def test_a_resumed_run_continues_the_metrics_and_plot_history(dp_train, tmp_path
     assert "trained with --seed 0, this run continues with --seed 7" in p2.stderr, p2.stderr
 
 
-def test_epochs_0_still_writes_the_metrics_and_plot_files(dp_train, tmp_path):
+def test_epochs_0_is_refused_naming_the_value_and_writes_nothing(dp_train, tmp_path):
+    # It trained nothing and exited 0 without a word.
     csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
     p = run(dp_train, "--limit", "512", "--epochs", "0", "--metrics", str(csv), "--plot",
             str(svg), "--json", "--quiet")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert error_lines(p) == [
+        'dp-train: --epochs = "0" is not an integer between 1 and 100000'], p.stderr
+    assert p.stdout == "" and not csv.exists() and not svg.exists()
+
+
+@pytest.fixture(scope="module")
+def finished_checkpoint(dp_train, tmp_path_factory):
+    """A checkpoint at epoch 1 of a 512-sample run: resuming it with --epochs 1 trains nothing."""
+    ck = tmp_path_factory.mktemp("finished") / "ck.safetensors"
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--checkpoint", str(ck), "--quiet")
     assert p.returncode == 0, p.stderr
+    return ck
+
+
+def test_a_resume_with_no_epoch_left_still_writes_the_metrics_and_plot_files(
+        dp_train, tmp_path, finished_checkpoint):
+    csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
+    p = run(dp_train, "--epochs", "1", "--resume", str(finished_checkpoint), "--metrics",
+            str(csv), "--plot", str(svg), "--json", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "no epoch to train" in p.stderr, p.stderr
     assert metrics(csv) == [] and svg.read_text().rstrip().endswith("</svg>")
 
 
@@ -937,9 +993,10 @@ def test_ctrl_c_during_the_last_epochs_evaluation_exits_130(dp_train, tmp_path):
     assert "test_accuracy" not in out  # no final JSON line for an interrupted run
 
 
-def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path):
+def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path, finished_checkpoint):
     svg = tmp_path / "p.svg"
-    p = run(dp_train, "--limit", "512", "--epochs", "0", "--plot", str(svg), "--quiet")
+    p = run(dp_train, "--epochs", "1", "--resume", str(finished_checkpoint), "--plot", str(svg),
+            "--quiet")
     assert p.returncode == 0, p.stderr
     numbers = re.findall(r">(-?[0-9.]+)%?<", svg.read_text())
     assert numbers and all(len(n) < 10 for n in numbers), numbers
