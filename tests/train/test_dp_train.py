@@ -618,6 +618,38 @@ def test_help_lists_every_exit_code_the_program_uses(dp_train):
     assert "Ctrl-C" in section[1] and "bad input" in section[1], section[1]
 
 
+def damaged_header(original, tmp_path, damage):
+    """A copy of checkpoint `original` with its header damaged; (path, expected message)."""
+    raw = bytearray(original.read_bytes())
+    (n,) = struct.unpack("<Q", raw[:8])
+    bad = tmp_path / "bad.safetensors"
+    if damage == "a byte that is not JSON":
+        at = raw.index(b'"dtype"', 8) + len(b'"dtype"')  # the colon after a key
+        raw[at] = ord("#")
+        expected = (f"the header is not valid JSON at byte {at} of the file: unexpected '#' "
+                    f"(the header is bytes 8 to {8 + n - 1})")
+    else:  # the length says the header ends 40 bytes early, inside the JSON
+        raw[:8] = struct.pack("<Q", n - 40)
+        expected = (f"the header is not valid JSON: its {n - 40} bytes end inside a value "
+                    "(the header cut short, or a header length too small)")
+    bad.write_bytes(bytes(raw))
+    return bad, expected
+
+
+@pytest.mark.parametrize("option,prefix", [("--resume", "cannot resume from"),
+                                           ("--eval-only", "cannot use --eval-only")])
+@pytest.mark.parametrize("damage", ["a byte that is not JSON", "a header length too short"])
+def test_a_checkpoint_header_that_is_not_json_is_named_with_where_it_breaks(
+        dp_train, tmp_path, mlp_checkpoint, option, prefix, damage):
+    # The JSON library's own text came through: "[json.exception.parse_error.101] parse
+    # error at line 1, column 180: syntax error while parsing object separator ...".
+    bad, expected = damaged_header(mlp_checkpoint, tmp_path, damage)
+    p = run(dp_train, "--limit", "512", "--epochs", "2", option, str(bad))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert error_lines(p) == [f'dp-train: {prefix} {bad}: "{bad}": {expected}'], p.stderr
+    assert "json.exception" not in p.stderr and "parse error" not in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--batch", "0"], "--batch = \"0\""),
     (["--epochs", "x"], "--epochs = \"x\""),
