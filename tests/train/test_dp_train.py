@@ -1025,13 +1025,63 @@ def test_ctrl_c_during_the_last_epochs_evaluation_exits_130(dp_train, tmp_path):
     assert "test_accuracy" not in out  # no final JSON line for an interrupted run
 
 
-def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path, finished_checkpoint):
+def y_ticks(svg_text):
+    """The y-axis labels of each panel of a --plot file, bottom to top, as text."""
+    panels = {}
+    for x, y, label in re.findall(
+            r"<text x='(\d+)' y='([0-9.]+)' font-size='11' text-anchor='end'>([^<]*)</text>",
+            svg_text):
+        panels.setdefault(x, []).append((-float(y), label))
+    return [[label for _, label in sorted(ticks)]
+            for _, ticks in sorted(panels.items(), key=lambda item: int(item[0]))]
+
+
+def assert_round_ticks(labels, unit=""):
+    """Evenly spaced labels, each a multiple of a step of 1, 2 or 5 times a power of ten,
+    written with no more decimals than the step needs."""
+    assert len(labels) >= 3, labels
+    assert all(l.endswith(unit) for l in labels), labels
+    values = [float(l[:len(l) - len(unit)]) for l in labels]
+    step = values[1] - values[0]
+    exponent = math.floor(math.log10(step) + 1e-9)
+    mantissa = step / 10 ** exponent
+    assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-6, (labels, step)
+    for a, b in zip(values, values[1:]):
+        assert abs(b - a - step) < step * 1e-6, labels
+    for v in values:
+        assert abs(v / step - round(v / step)) < 1e-6, (labels, v)
+    decimals = max(0, -exponent)
+    for l in labels:
+        text = l[:len(l) - len(unit)]
+        assert len(text.partition(".")[2]) == decimals, (labels, l)
+    return values
+
+
+def test_the_plots_y_axes_have_round_ticks_that_span_the_data(dp_train, tmp_path):
+    # Ticks fell at a quarter of the padded range: 1.922, 1.567 ... instead of 1.5, 2.0.
+    svg, csv = tmp_path / "p.svg", tmp_path / "m.csv"
+    p = run(dp_train, "--limit", "2048", "--epochs", "3", "--plot", str(svg), "--metrics",
+            str(csv), "--quiet")
+    assert p.returncode == 0, p.stderr
+    loss_labels, accuracy_labels = y_ticks(svg.read_text())
+    loss = assert_round_ticks(loss_labels)
+    accuracy = assert_round_ticks(accuracy_labels, "%")
+    rows = metrics(csv)
+    losses = [r[k] for r in rows for k in ("train_loss", "test_loss")]
+    assert loss[0] <= min(losses) and max(losses) <= loss[-1], (loss_labels, losses)
+    accuracies = [100 * r["test_accuracy"] for r in rows]
+    assert accuracy[0] <= min(accuracies) and max(accuracies) <= accuracy[-1], (
+        accuracy_labels, accuracies)
+
+
+def test_a_plot_with_no_epoch_has_a_plain_round_axis(dp_train, tmp_path, finished_checkpoint):
     svg = tmp_path / "p.svg"
     p = run(dp_train, "--epochs", "1", "--resume", str(finished_checkpoint), "--plot", str(svg),
             "--quiet")
     assert p.returncode == 0, p.stderr
-    numbers = re.findall(r">(-?[0-9.]+)%?<", svg.read_text())
-    assert numbers and all(len(n) < 10 for n in numbers), numbers
+    loss_labels, accuracy_labels = y_ticks(svg.read_text())
+    assert loss_labels == ["0.0", "0.5", "1.0"], loss_labels
+    assert accuracy_labels == ["0%", "50%", "100%"], accuracy_labels
 
 
 def test_on_a_terminal_the_divergence_message_starts_its_own_line(dp_train):
