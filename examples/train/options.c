@@ -129,9 +129,25 @@ void parse_options(int argc, char** argv, options* o) {
   o->optimizer = "sgd";
   o->devices = "all";
   o->data = FASHION_MNIST_DEFAULT_DIR;
+  /* The options whose text is kept as given, to be checked later. */
+  const struct {
+    int code;
+    const char** value;
+  } texts[] = {
+      {'d', &o->devices},        {OPT_OUTPUT, &o->output_device},  {OPT_CHUNKS, &o->chunk_sizes},
+      {OPT_DATA, &o->data},      {OPT_CHECKPOINT, &o->checkpoint}, {OPT_RESUME, &o->resume},
+      {OPT_EVAL, &o->eval_only}, {OPT_METRICS, &o->metrics},       {OPT_PLOT, &o->plot}};
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+    const char** text = NULL;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; ++i) {
+      if (texts[i].code == c) text = texts[i].value;
+    }
+    if (text) {
+      *text = optarg;
+      continue;
+    }
     switch (c) {
       case 'm':
         o->model = optarg;
@@ -160,36 +176,9 @@ void parse_options(int argc, char** argv, options* o) {
         o->seed = (uint64_t)parse_int(optarg, "--seed", 0, INT64_MAX);
         o->given |= GIVEN_SEED;
         break;
-      case 'd':
-        o->devices = optarg;
-        break;
-      case OPT_OUTPUT:
-        o->output_device = optarg;
-        break;
-      case OPT_CHUNKS:
-        o->chunk_sizes = optarg;
-        break;
       case OPT_LIMIT:
         o->limit = parse_int(optarg, "--limit", 1, INT64_MAX);
         o->given |= GIVEN_LIMIT;
-        break;
-      case OPT_DATA:
-        o->data = optarg;
-        break;
-      case OPT_CHECKPOINT:
-        o->checkpoint = optarg;
-        break;
-      case OPT_RESUME:
-        o->resume = optarg;
-        break;
-      case OPT_EVAL:
-        o->eval_only = optarg;
-        break;
-      case OPT_METRICS:
-        o->metrics = optarg;
-        break;
-      case OPT_PLOT:
-        o->plot = optarg;
         break;
       case OPT_JSON:
         o->json = 1;

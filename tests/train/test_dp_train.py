@@ -836,19 +836,11 @@ def test_epochs_0_is_refused_naming_the_value_and_writes_nothing(dp_train, tmp_p
     assert p.stdout == "" and not csv.exists() and not svg.exists()
 
 
-@pytest.fixture(scope="module")
-def finished_checkpoint(dp_train, tmp_path_factory):
-    """A checkpoint at epoch 1 of a 512-sample run: resuming it with --epochs 1 trains nothing."""
-    ck = tmp_path_factory.mktemp("finished") / "ck.safetensors"
-    p = run(dp_train, "--limit", "512", "--epochs", "1", "--checkpoint", str(ck), "--quiet")
-    assert p.returncode == 0, p.stderr
-    return ck
-
-
 def test_a_resume_with_no_epoch_left_still_writes_the_metrics_and_plot_files(
-        dp_train, tmp_path, finished_checkpoint):
+        dp_train, tmp_path, mlp_checkpoint):
+    # mlp_checkpoint is at epoch 1: resuming it with --epochs 1 trains nothing.
     csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
-    p = run(dp_train, "--epochs", "1", "--resume", str(finished_checkpoint), "--metrics",
+    p = run(dp_train, "--epochs", "1", "--resume", str(mlp_checkpoint), "--metrics",
             str(csv), "--plot", str(svg), "--json", "--quiet")
     assert p.returncode == 0, p.stderr
     assert "no epoch to train" in p.stderr, p.stderr
@@ -1074,9 +1066,9 @@ def test_the_plots_y_axes_have_round_ticks_that_span_the_data(dp_train, tmp_path
         accuracy_labels, accuracies)
 
 
-def test_a_plot_with_no_epoch_has_a_plain_round_axis(dp_train, tmp_path, finished_checkpoint):
+def test_a_plot_with_no_epoch_has_a_plain_round_axis(dp_train, tmp_path, mlp_checkpoint):
     svg = tmp_path / "p.svg"
-    p = run(dp_train, "--epochs", "1", "--resume", str(finished_checkpoint), "--plot", str(svg),
+    p = run(dp_train, "--epochs", "1", "--resume", str(mlp_checkpoint), "--plot", str(svg),
             "--quiet")
     assert p.returncode == 0, p.stderr
     loss_labels, accuracy_labels = y_ticks(svg.read_text())
