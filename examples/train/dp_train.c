@@ -7,7 +7,8 @@
      devices.c      --devices, --output-device, --chunk-sizes against the context's
      data.c         the data files, each epoch's order, the batch loader thread
      training.c     model, DataParallel, optimizer; the epochs; evaluation
-     report.c, metrics.c, plot.c   progress and results, --metrics, --plot */
+     report.c, metrics.c, plot.c   progress and results, --metrics, --plot
+     errors.c       the exit codes and the one-line failures */
 #include <dataparallel/dataparallel.h>
 #include <stdio.h>
 #include <unistd.h>
