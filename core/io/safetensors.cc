@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 
 #include "error.h"
 #include "ops/ops.h"
@@ -268,6 +269,31 @@ uint64_t header_length(const char* first8, uint64_t size, const std::string& nam
 // of a header of nothing but brackets would take tens of times the header's size.
 constexpr int kMaxHeaderDepth = 3;
 
+// Where a header's JSON stops being JSON, for an error message that names the place in
+// the file instead of the parser's own text. `byte` is the parser's position: the 1-based
+// index of the last byte it read, past n when the header ran out first.
+std::string json_error_place(const char* text, uint64_t n, std::size_t byte) {
+  std::ostringstream out;
+  if (n == 0) {
+    out << ": it is empty (the header length is 0)";
+  } else if (byte == 0 || byte > n) {
+    out << ": its " << n
+        << " bytes end inside a value (the header cut short, or a header length too small)";
+  } else {
+    const auto c = static_cast<unsigned char>(text[byte - 1]);
+    out << " at byte " << 8 + byte - 1 << " of the file: unexpected ";
+    if (c >= 0x20 && c < 0x7f) {
+      out << "'" << c << "'";
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      out << "byte " << hex;
+    }
+    out << " (the header is bytes 8 to " << 8 + n - 1 << ")";
+  }
+  return out.str();
+}
+
 // Parses and checks the JSON of a header: one object, no key twice in any object.
 nlohmann::json parse_header(const char* text, uint64_t n, const std::string& name) {
   // A NUL would end nlohmann's input early and hide what follows it.
@@ -295,8 +321,14 @@ nlohmann::json parse_header(const char* text, uint64_t n, const std::string& nam
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(text, text + n, check);
-  } catch (const nlohmann::json::exception& e) {
-    DP_THROW(kFormat, name << ": header is not valid JSON: " << e.what());
+  } catch (const nlohmann::json::parse_error& e) {
+    DP_THROW(kFormat,
+             name << ": the header is not valid JSON" << json_error_place(text, n, e.byte));
+  } catch (const nlohmann::json::out_of_range&) {  // a number past a double's range
+    DP_THROW(kFormat, name << ": the header is not valid JSON: it holds a number too large for a "
+                              "double");
+  } catch (const nlohmann::json::exception&) {
+    DP_THROW(kFormat, name << ": the header is not valid JSON");
   }
   DP_CHECK(header.is_object(), kFormat, name << ": header is not a JSON object");
   return header;

@@ -590,6 +590,66 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
         assert default in line, line
 
 
+SOURCES = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train")
+
+
+def exit_codes_in_the_sources():
+    """Every exit code dp-train's sources can produce: the EXIT_* constants, exit(N) and
+    exit_code = N."""
+    codes = {0}
+    for name in os.listdir(SOURCES):
+        if name.endswith((".c", ".h")):
+            with open(os.path.join(SOURCES, name)) as f:
+                text = f.read()
+            codes |= {int(c) for c in re.findall(r"#define EXIT_\w+ (\d+)", text)}
+            codes |= {int(c) for c in re.findall(r"\bexit\((\d+)\)", text)}
+            codes |= {int(c) for c in re.findall(r"\bexit_code = (\d+);", text)}
+    return codes
+
+
+def test_help_lists_every_exit_code_the_program_uses(dp_train):
+    p = run(dp_train, "--help")
+    assert p.returncode == 0, p.stderr
+    section = p.stdout.split("Exit codes:\n", 1)
+    assert len(section) == 2, p.stdout
+    listed = [int(m) for m in re.findall(r"^  (\d+)  ", section[1], re.MULTILINE)]
+    assert listed == [0, 1, 2, 130], section[1]
+    assert set(listed) == exit_codes_in_the_sources(), (listed, exit_codes_in_the_sources())
+    assert "Ctrl-C" in section[1] and "bad input" in section[1], section[1]
+
+
+def damaged_header(original, tmp_path, damage):
+    """A copy of checkpoint `original` with its header damaged; (path, expected message)."""
+    raw = bytearray(original.read_bytes())
+    (n,) = struct.unpack("<Q", raw[:8])
+    bad = tmp_path / "bad.safetensors"
+    if damage == "a byte that is not JSON":
+        at = raw.index(b'"dtype"', 8) + len(b'"dtype"')  # the colon after a key
+        raw[at] = ord("#")
+        expected = (f"the header is not valid JSON at byte {at} of the file: unexpected '#' "
+                    f"(the header is bytes 8 to {8 + n - 1})")
+    else:  # the length says the header ends 40 bytes early, inside the JSON
+        raw[:8] = struct.pack("<Q", n - 40)
+        expected = (f"the header is not valid JSON: its {n - 40} bytes end inside a value "
+                    "(the header cut short, or a header length too small)")
+    bad.write_bytes(bytes(raw))
+    return bad, expected
+
+
+@pytest.mark.parametrize("option,prefix", [("--resume", "cannot resume from"),
+                                           ("--eval-only", "cannot use --eval-only")])
+@pytest.mark.parametrize("damage", ["a byte that is not JSON", "a header length too short"])
+def test_a_checkpoint_header_that_is_not_json_is_named_with_where_it_breaks(
+        dp_train, tmp_path, mlp_checkpoint, option, prefix, damage):
+    # The JSON library's own text came through: "[json.exception.parse_error.101] parse
+    # error at line 1, column 180: syntax error while parsing object separator ...".
+    bad, expected = damaged_header(mlp_checkpoint, tmp_path, damage)
+    p = run(dp_train, "--limit", "512", "--epochs", "2", option, str(bad))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert error_lines(p) == [f'dp-train: {prefix} {bad}: "{bad}": {expected}'], p.stderr
+    assert "json.exception" not in p.stderr and "parse error" not in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("args,needle", [
     (["--batch", "0"], "--batch = \"0\""),
     (["--epochs", "x"], "--epochs = \"x\""),
@@ -618,6 +678,12 @@ def test_help_exits_0_with_a_usage_on_stdout_naming_every_option(dp_train):
      "--metrics and --eval-only exclude each other: --eval-only writes no file"),
     (["--batch", " 256"], "--batch = \" 256\""),  # strtoll alone skips the blank
     (["--lr", "+0.1"], "--lr = \"+0.1\""),
+    # Not "not a number": infinities, numbers past a double's range and NaN are numbers.
+    (["--lr", "inf"], "--lr = \"inf\" is not finite: it must be a finite number >= 0"),
+    (["--lr", "1e999"], "--lr = \"1e999\" is not finite"),
+    (["--lr", "-inf"], "--lr = \"-inf\" is not finite"),
+    (["--momentum", "nan"], "--momentum = \"nan\" is not finite"),
+    (["--lr", "infinite"], "--lr = \"infinite\" is not a number >= 0"),
 ])
 def test_bad_input_gives_one_line_naming_the_problem_and_exit_2(dp_train, args, needle):
     p = run(dp_train, "--limit", "512", "--epochs", "1", *args)
@@ -759,11 +825,25 @@ def test_a_resumed_run_continues_the_metrics_and_plot_history(dp_train, tmp_path
     assert "trained with --seed 0, this run continues with --seed 7" in p2.stderr, p2.stderr
 
 
-def test_epochs_0_still_writes_the_metrics_and_plot_files(dp_train, tmp_path):
+def test_epochs_0_is_refused_naming_the_value_and_writes_nothing(dp_train, tmp_path):
+    # It trained nothing and exited 0 without a word.
     csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
     p = run(dp_train, "--limit", "512", "--epochs", "0", "--metrics", str(csv), "--plot",
             str(svg), "--json", "--quiet")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert error_lines(p) == [
+        'dp-train: --epochs = "0" is not an integer between 1 and 100000'], p.stderr
+    assert p.stdout == "" and not csv.exists() and not svg.exists()
+
+
+def test_a_resume_with_no_epoch_left_still_writes_the_metrics_and_plot_files(
+        dp_train, tmp_path, mlp_checkpoint):
+    # mlp_checkpoint is at epoch 1: resuming it with --epochs 1 trains nothing.
+    csv, svg = tmp_path / "m.csv", tmp_path / "p.svg"
+    p = run(dp_train, "--epochs", "1", "--resume", str(mlp_checkpoint), "--metrics",
+            str(csv), "--plot", str(svg), "--json", "--quiet")
     assert p.returncode == 0, p.stderr
+    assert "no epoch to train" in p.stderr, p.stderr
     assert metrics(csv) == [] and svg.read_text().rstrip().endswith("</svg>")
 
 
@@ -937,12 +1017,63 @@ def test_ctrl_c_during_the_last_epochs_evaluation_exits_130(dp_train, tmp_path):
     assert "test_accuracy" not in out  # no final JSON line for an interrupted run
 
 
-def test_a_plot_with_no_epoch_has_a_plain_axis(dp_train, tmp_path):
-    svg = tmp_path / "p.svg"
-    p = run(dp_train, "--limit", "512", "--epochs", "0", "--plot", str(svg), "--quiet")
+def y_ticks(svg_text):
+    """The y-axis labels of each panel of a --plot file, bottom to top, as text."""
+    panels = {}
+    for x, y, label in re.findall(
+            r"<text x='(\d+)' y='([0-9.]+)' font-size='11' text-anchor='end'>([^<]*)</text>",
+            svg_text):
+        panels.setdefault(x, []).append((-float(y), label))
+    return [[label for _, label in sorted(ticks)]
+            for _, ticks in sorted(panels.items(), key=lambda item: int(item[0]))]
+
+
+def assert_round_ticks(labels, unit=""):
+    """Evenly spaced labels, each a multiple of a step of 1, 2 or 5 times a power of ten,
+    written with no more decimals than the step needs."""
+    assert len(labels) >= 3, labels
+    assert all(l.endswith(unit) for l in labels), labels
+    values = [float(l[:len(l) - len(unit)]) for l in labels]
+    step = values[1] - values[0]
+    exponent = math.floor(math.log10(step) + 1e-9)
+    mantissa = step / 10 ** exponent
+    assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-6, (labels, step)
+    for a, b in zip(values, values[1:]):
+        assert abs(b - a - step) < step * 1e-6, labels
+    for v in values:
+        assert abs(v / step - round(v / step)) < 1e-6, (labels, v)
+    decimals = max(0, -exponent)
+    for l in labels:
+        text = l[:len(l) - len(unit)]
+        assert len(text.partition(".")[2]) == decimals, (labels, l)
+    return values
+
+
+def test_the_plots_y_axes_have_round_ticks_that_span_the_data(dp_train, tmp_path):
+    # Ticks fell at a quarter of the padded range: 1.922, 1.567 ... instead of 1.5, 2.0.
+    svg, csv = tmp_path / "p.svg", tmp_path / "m.csv"
+    p = run(dp_train, "--limit", "2048", "--epochs", "3", "--plot", str(svg), "--metrics",
+            str(csv), "--quiet")
     assert p.returncode == 0, p.stderr
-    numbers = re.findall(r">(-?[0-9.]+)%?<", svg.read_text())
-    assert numbers and all(len(n) < 10 for n in numbers), numbers
+    loss_labels, accuracy_labels = y_ticks(svg.read_text())
+    loss = assert_round_ticks(loss_labels)
+    accuracy = assert_round_ticks(accuracy_labels, "%")
+    rows = metrics(csv)
+    losses = [r[k] for r in rows for k in ("train_loss", "test_loss")]
+    assert loss[0] <= min(losses) and max(losses) <= loss[-1], (loss_labels, losses)
+    accuracies = [100 * r["test_accuracy"] for r in rows]
+    assert accuracy[0] <= min(accuracies) and max(accuracies) <= accuracy[-1], (
+        accuracy_labels, accuracies)
+
+
+def test_a_plot_with_no_epoch_has_a_plain_round_axis(dp_train, tmp_path, mlp_checkpoint):
+    svg = tmp_path / "p.svg"
+    p = run(dp_train, "--epochs", "1", "--resume", str(mlp_checkpoint), "--plot", str(svg),
+            "--quiet")
+    assert p.returncode == 0, p.stderr
+    loss_labels, accuracy_labels = y_ticks(svg.read_text())
+    assert loss_labels == ["0.0", "0.5", "1.0"], loss_labels
+    assert accuracy_labels == ["0%", "50%", "100%"], accuracy_labels
 
 
 def test_on_a_terminal_the_divergence_message_starts_its_own_line(dp_train):

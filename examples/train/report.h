@@ -1,0 +1,35 @@
+/* What dp-train prints: progress on stderr (a bar on a terminal, plain lines otherwise),
+   a summary line per epoch and the final JSON line on stdout. */
+#ifndef DP_TRAIN_REPORT_H_
+#define DP_TRAIN_REPORT_H_
+
+#include <dataparallel/dataparallel.h>
+#include <stddef.h>
+
+#include "devices.h"
+#include "metrics.h"
+#include "options.h"
+
+/* Batch `done` of `total` in `epoch`, with the running loss and rate; nothing with
+   --quiet. */
+void report_progress(const options* o, int tty, int epoch, size_t done, size_t total, double loss,
+                     double rate, double elapsed);
+
+/* The epoch's summary line; nothing with --quiet --json. */
+void report_epoch(const options* o, const epoch_record* r);
+
+/* --json's line of a training run: the last evaluation, the training loop's rate, the
+   run's seconds and the phases summed over its epochs. */
+void report_json(const options* o, const device_setup* d, double test_accuracy, double test_loss,
+                 double samples_per_s, double seconds, const dp_phase_times* phases,
+                 double optimizer_s);
+
+/* --eval-only's results: a line, and with --json the training run's keys (no rate or
+   phases: nothing was trained). */
+void report_evaluation(const options* o, const device_setup* d, size_t n_test, double test_loss,
+                       double test_accuracy, double seconds);
+
+/* What Ctrl-C left behind: `when` is "in" (the epoch was cut short) or "after". */
+void report_interrupt(const options* o, const char* when, int epoch, int checkpoint_epoch);
+
+#endif /* DP_TRAIN_REPORT_H_ */
