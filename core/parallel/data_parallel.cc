@@ -252,36 +252,11 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
                                   std::vector<Device> device_ids,
                                   std::optional<Device> output_device, int dim,
                                   const std::vector<bool>& broadcast) {
-  const auto& ctx = module.context();
-  if (device_ids.empty()) device_ids = ctx->default_devices();
-  parallel::check_device_list(ctx.get(), device_ids, "device_ids",
-                              {.distinct = true, .one_type = true});
-  const Device out = output_device.value_or(device_ids[0]);
-  ctx->check_device(out, "output_device");
-  // The wrapper's checks, in its order: the module's device before any input moves.
-  check_module_on(module, device_ids[0]);
-  parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
-  parallel::ScatterOptions so;
-  so.dim = dim;
-  auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
-  std::vector<std::vector<Tensor>> outputs;
-  if (inputs.empty()) {
-    if (device_ids.size() == 1) return module({});
-    outputs = {(*parallel::lone_replica(module, nullptr))({})};
-  } else if (device_ids.size() == 1) {
-    return module.run_forward_on(device_ids[0],
-                                 [&] { return module.forward(scattered.inputs[0]); });
-  } else {
-    auto replicas =
-        scattered.devices.size() == 1
-            ? std::vector<std::shared_ptr<Module>>{parallel::lone_replica(module, nullptr)}
-            : parallel::replicate(module, scattered.devices, {}, nullptr);
-    parallel::AliasReadGuard guard(
-        parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
-    outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
-  }
-  return parallel::gather_outputs(outputs, out, dim, true, nullptr,
-                                  [&](const std::string& m) { ctx->log(kLogWarning, m); });
+  // The wrapper's pipeline, for one forward with default options: the wrapper's checks
+  // without moving the module or the imbalance check.
+  DataParallel once(DataParallel::Checked{}, module.shared_from_this(), std::move(device_ids),
+                    output_device, dim, {});
+  return once.forward(inputs, broadcast);
 }
 
 }  // namespace dp
