@@ -1,6 +1,7 @@
 #include "parallel/validate.h"
 
 #include "error.h"
+#include "ops/op_util.h"
 
 namespace dp::parallel {
 
@@ -25,14 +26,7 @@ int64_t check_chunk_sizes(const std::vector<int64_t>& chunk_sizes, size_t n_devi
   DP_CHECK(chunk_sizes.size() == n_devices, kInvalidArgument,
            "chunk_sizes has " << chunk_sizes.size() << " entries but there are " << n_devices
                               << " devices");
-  int64_t total = 0;
-  for (size_t i = 0; i < chunk_sizes.size(); ++i) {
-    DP_CHECK(chunk_sizes[i] >= 0, kInvalidArgument,
-             "chunk_sizes[" << i << "] = " << chunk_sizes[i] << " is negative");
-    DP_CHECK(!__builtin_add_overflow(total, chunk_sizes[i], &total), kInvalidArgument,
-             "chunk_sizes sum past 2^63 (at chunk_sizes[" << i << "] = " << chunk_sizes[i] << ")");
-  }
-  return total;
+  return ops::sum_of_sizes(chunk_sizes, "", "chunk_sizes", Code::kInvalidArgument);
 }
 
 void check_splittable(const Tensor& x, const std::string& name) {
