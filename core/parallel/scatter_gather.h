@@ -19,7 +19,7 @@ struct ScatterOptions {
   std::vector<int64_t> chunk_sizes;
   bool alias_cpu = true;
   // What errors call input i: "inputs[i]", or this name when set (dp_scatter's one input
-  // is its argument "input").
+  // is its argument "input", and its dim then "dim" instead of "dim (scattering ...)").
   std::string input_name;
 };
 
