@@ -349,14 +349,7 @@ dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt, const 
     const dp_module* h = check(m, "m");
     const dp::Module& module = *h->rep;
     const dp::Optimizer* o = opt_in(h, opt);
-    DP_CHECK(metadata != nullptr || n_metadata == 0, kInvalidArgument,
-             "metadata is NULL but n_metadata = " << n_metadata);
-    std::map<std::string, std::string> meta;
-    for (size_t i = 0; i < n_metadata; ++i) {
-      const std::string idx = "metadata[" + std::to_string(i) + "]";
-      meta[str_arg(metadata[i].key, (idx + ".key").c_str())] =
-          str_arg(metadata[i].value, (idx + ".value").c_str());
-    }
+    const auto meta = to_metadata(metadata, n_metadata);  // checked before path, as always
     dp::save_checkpoint(module, o, str_arg(path, "path"), meta);
   });
 }

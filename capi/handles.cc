@@ -240,4 +240,23 @@ dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg) {
   return s;
 }
 
+void shape_out(const dp::Shape& s, int64_t* shape, size_t capacity) {
+  DP_CHECK(capacity >= s.size(), kOutOfRange,
+           "capacity = " << capacity << " but the tensor has " << s.size() << " dimensions");
+  DP_CHECK(shape != nullptr || s.empty(), kInvalidArgument, "shape is NULL");
+  std::copy(s.begin(), s.end(), shape);
+}
+
+std::map<std::string, std::string> to_metadata(const dp_metadata_entry* metadata, size_t n) {
+  DP_CHECK(metadata != nullptr || n == 0, kInvalidArgument,
+           "metadata is NULL but n_metadata = " << n);
+  std::map<std::string, std::string> meta;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string idx = "metadata[" + std::to_string(i) + "]";
+    meta[str_arg(metadata[i].key, (idx + ".key").c_str())] =
+        str_arg(metadata[i].value, (idx + ".value").c_str());
+  }
+  return meta;
+}
+
 }  // namespace dp::capi

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -181,5 +182,9 @@ dp::DType to_core(dp_dtype t, const char* arg);
 dp_dtype to_c(dp::DType t);
 // shape[0..ndim) as a Shape, checking the pointer, ndim and every size.
 dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg);
+// s into shape[0..capacity) (kOutOfRange when it has more dimensions than capacity).
+void shape_out(const dp::Shape& s, int64_t* shape, size_t capacity);
+// metadata[0..n) as a map; NULL only with n == 0, every key and value non-NULL.
+std::map<std::string, std::string> to_metadata(const dp_metadata_entry* metadata, size_t n);
 
 }  // namespace dp::capi
