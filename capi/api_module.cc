@@ -93,13 +93,10 @@ dp_result entry(const dp_module* m, size_t index, const char** name, dp_tensor**
                 bool parameters) {
   return guard([&] {
     dp_module* h = check(m, "m");
-    const auto list = parameters ? h->rep->named_parameters() : h->rep->named_buffers();
-    DP_CHECK(index < list.size(), kOutOfRange,
-             "index = " << index << " but the module has " << list.size()
-                        << (parameters ? " parameters" : " buffers"));
+    const auto [n, t] = parameters ? h->rep->named_parameter(index) : h->rep->named_buffer(index);
     // Both made before either is stored: a failure leaves the out-params untouched.
-    const char* interned = name ? h->intern(list[index].first) : nullptr;
-    dp_tensor* handle = tensor ? wrap(list[index].second, h->ctx) : nullptr;
+    const char* interned = name ? h->intern(n) : nullptr;
+    dp_tensor* handle = tensor ? wrap(t, h->ctx) : nullptr;
     if (name) *name = interned;
     if (tensor) *tensor = handle;
   });
@@ -265,20 +262,9 @@ dp_result dp_module_forward(dp_module* m, dp_tensor* const* inputs, size_t n_inp
     dp_module* h = check(m, "m");
     DP_CHECK(inputs != nullptr || n_inputs == 0, kInvalidArgument,
              "inputs is NULL but n_inputs = " << n_inputs);
-    out_ptr(n_outputs, "n_outputs");
-    DP_CHECK(outputs != nullptr || capacity == 0, kInvalidArgument,
-             "outputs is NULL but capacity = " << capacity);
-    std::vector<dp::Tensor> in;
-    for (size_t i = 0; i < n_inputs; ++i) {
-      in.push_back(
-          unwrap_in(h->ctx, "m", inputs[i], ("inputs[" + std::to_string(i) + "]").c_str()));
-    }
-    std::vector<dp::Tensor> result = (*h->rep)(in);
-    DP_CHECK(result.size() <= capacity, kOutOfRange,
-             "the module returned " << result.size() << " outputs but capacity = " << capacity);
-    std::vector<dp_tensor*> handles = wrap_all(result, h->ctx);
-    for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
-    *n_outputs = handles.size();
+    check_outputs(outputs, capacity, n_outputs);
+    std::vector<dp::Tensor> in = unwrap_tensors(inputs, n_inputs, "inputs", h->ctx, "m");
+    hand_out((*h->rep)(in), h->ctx, outputs, capacity, n_outputs, "the module returned");
   });
 }
 
@@ -346,14 +332,7 @@ dp_result dp_module_get(const dp_module* m, const char* name, dp_tensor** tensor
     dp_module* h = check(m, "m");
     const std::string n = str_arg(name, "name");
     out_ptr(tensor, "tensor");
-    for (const auto& [k, t] : h->rep->state()) {
-      if (k == n) {
-        *tensor = wrap(t, h->ctx);
-        return;
-      }
-    }
-    DP_THROW(kOutOfRange,
-             "the " << h->rep->type_name() << " has no parameter or buffer named \"" << n << "\"");
+    *tensor = wrap(h->rep->get(n), h->ctx);
   });
 }
 
@@ -371,14 +350,7 @@ dp_result dp_checkpoint_save(const dp_module* m, const dp_optimizer* opt, const 
     const dp_module* h = check(m, "m");
     const dp::Module& module = *h->rep;
     const dp::Optimizer* o = opt_in(h, opt);
-    DP_CHECK(metadata != nullptr || n_metadata == 0, kInvalidArgument,
-             "metadata is NULL but n_metadata = " << n_metadata);
-    std::map<std::string, std::string> meta;
-    for (size_t i = 0; i < n_metadata; ++i) {
-      const std::string idx = "metadata[" + std::to_string(i) + "]";
-      meta[str_arg(metadata[i].key, (idx + ".key").c_str())] =
-          str_arg(metadata[i].value, (idx + ".value").c_str());
-    }
+    const auto meta = to_metadata(metadata, n_metadata);  // checked before path, as always
     dp::save_checkpoint(module, o, str_arg(path, "path"), meta);
   });
 }

@@ -203,12 +203,7 @@ dp_result dp_op_cat(const dp_tensor* const* tensors, size_t n, int32_t dim, dp_t
   return guard([&] {
     DP_CHECK(tensors != nullptr && n > 0, kInvalidArgument,
              "cat: tensors is " << (tensors ? "empty" : "NULL") << " (n = " << n << ")");
-    std::vector<dp::Tensor> ts;
-    ts.push_back(unwrap(tensors[0], "cat: tensors[0]"));
-    for (size_t i = 1; i < n; ++i) {
-      const std::string arg = "cat: tensors[" + std::to_string(i) + "]";
-      ts.push_back(unwrap_in(tensors[0]->ctx, "tensors[0]", tensors[i], arg.c_str()));
-    }
+    std::vector<dp::Tensor> ts = unwrap_tensors(tensors, n, "cat: tensors", nullptr, "tensors[0]");
     out_ptr(out, "cat: out");
     *out = wrap(ops::cat(ts, dim), tensors[0]->ctx);
   });
@@ -221,9 +216,7 @@ dp_result dp_op_split(const dp_tensor* x, const int64_t* sizes, size_t n, int32_
     DP_CHECK(sizes != nullptr && n > 0, kInvalidArgument,
              "split: sizes is " << (sizes ? "empty" : "NULL") << " (n = " << n << ")");
     out_ptr(outs, "split: outs");
-    std::vector<dp::Tensor> pieces = ops::split(t, std::vector<int64_t>(sizes, sizes + n), dim);
-    std::vector<dp_tensor*> handles = wrap_all(pieces, x->ctx);
-    for (size_t i = 0; i < n; ++i) outs[i] = handles[i];
+    wrap_into(ops::split(t, std::vector<int64_t>(sizes, sizes + n), dim), x->ctx, outs);
   });
 }
 

@@ -9,56 +9,6 @@
 
 using namespace dp::capi;
 
-namespace {
-
-// inputs[0..n), each of ctx, the context of the argument named `owner`; with ctx NULL,
-// of inputs[0]'s context.
-std::vector<dp::Tensor> unwrap_inputs(dp_tensor* const* inputs, size_t n, const char* arg,
-                                      const dp_context* ctx, const char* owner) {
-  DP_CHECK(inputs != nullptr || n == 0, kInvalidArgument, arg << " is NULL but its count is " << n);
-  std::vector<dp::Tensor> out;
-  std::string first;  // names inputs[0] when its context is the one the rest share
-  for (size_t i = 0; i < n; ++i) {
-    const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
-    if (i == 0 && ctx == nullptr) {
-      out.push_back(unwrap(inputs[0], name.c_str()));
-      ctx = inputs[0]->ctx;
-      first = name;
-      owner = first.c_str();
-    } else {
-      out.push_back(unwrap_in(ctx, owner, inputs[i], name.c_str()));
-    }
-  }
-  return out;
-}
-
-// broadcast[0..n) as flags (none when broadcast is NULL: every input is split).
-std::vector<bool> broadcast_flags(const int* broadcast, size_t n) {
-  std::vector<bool> flags;
-  if (broadcast) flags.assign(broadcast, broadcast + n);
-  return flags;
-}
-
-// The output array's arguments, checked before anything runs.
-void check_output_array(dp_tensor** outputs, size_t capacity, size_t* n_outputs) {
-  out_ptr(n_outputs, "n_outputs");
-  DP_CHECK(outputs != nullptr || capacity == 0, kInvalidArgument,
-           "outputs is NULL but capacity = " << capacity);
-}
-
-// Hands `ts` out through outputs[0..capacity) and *n_outputs.
-void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
-              size_t capacity, size_t* n_outputs) {
-  check_output_array(outputs, capacity, n_outputs);
-  DP_CHECK(ts.size() <= capacity, kOutOfRange,
-           "there are " << ts.size() << " outputs but capacity = " << capacity);
-  std::vector<dp_tensor*> handles = wrap_all(ts, ctx);
-  for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i];
-  *n_outputs = handles.size();
-}
-
-}  // namespace
-
 extern "C" {
 
 dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids, size_t n_devices,
@@ -69,8 +19,7 @@ dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids
     out_ptr(out, "out");
     DP_CHECK(device_ids != nullptr || n_devices == 0, kInvalidArgument,
              "device_ids is NULL but n_devices = " << n_devices);
-    DP_CHECK(device_ids == nullptr || n_devices > 0, kInvalidArgument,
-             "device_ids is empty (n_devices = 0); pass NULL for every device");
+    std::vector<dp::Device> ids = to_device_ids(device_ids, n_devices);
     const dp_data_parallel_options o =
         read_options(options, dp_data_parallel_options DP_DATA_PARALLEL_OPTIONS_INIT, "options",
                      {"dp_data_parallel_options", "DP_DATA_PARALLEL_OPTIONS_INIT",
@@ -92,8 +41,8 @@ dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids
     std::optional<dp::Device> output;
     if (output_device) output = to_core(*output_device);
     auto h = std::make_unique<dp_data_parallel>();
-    h->rep = std::make_unique<dp::DataParallel>(
-        m->rep, to_devices(device_ids, n_devices, "device_ids"), output, dim, std::move(dpo));
+    h->rep =
+        std::make_unique<dp::DataParallel>(m->rep, std::move(ids), output, dim, std::move(dpo));
     h->module = dp_module_retain(m);
     h->ctx = retain(m->ctx);
     *out = h.release();
@@ -105,9 +54,9 @@ dp_result dp_data_parallel_forward(dp_data_parallel* dp, dp_tensor* const* input
                                    size_t capacity, size_t* n_outputs) {
   return guard([&] {
     dp_data_parallel* h = check(dp, "dp");
-    check_output_array(outputs, capacity, n_outputs);
-    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs", h->ctx, "dp");
-    hand_out(h->rep->forward(in, broadcast_flags(broadcast, n_inputs)), h->ctx, outputs, capacity,
+    check_outputs(outputs, capacity, n_outputs);
+    std::vector<dp::Tensor> in = unwrap_tensors(inputs, n_inputs, "inputs", h->ctx, "dp");
+    hand_out(h->rep->forward(in, to_flags(broadcast, n_inputs)), h->ctx, outputs, capacity,
              n_outputs);
   });
 }
@@ -125,9 +74,7 @@ dp_result dp_data_parallel_devices(const dp_data_parallel* dp, dp_device* device
   return guard([&] {
     const auto& ids = check(dp, "dp")->rep->device_ids();
     out_ptr(n, "n");
-    DP_CHECK(devices != nullptr || capacity == 0, kInvalidArgument,
-             "devices is NULL but capacity = " << capacity);
-    for (size_t i = 0; i < ids.size() && i < capacity; ++i) devices[i] = to_c(ids[i]);
+    devices_out(ids, devices, capacity);
     *n = ids.size();
   });
 }
@@ -173,19 +120,11 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
     const dp::Tensor& x = unwrap(input, "input");
     out_ptr(outs, "outs");
     out_ptr(n_out, "n_out");
-    DP_CHECK(x.ndim() > 0, kShapeMismatch, "input is a 0-dim tensor, which cannot be scattered");
-    dp::wrap_dim(dim, x.ndim(), "dim");  // named as this function's argument
     dp::parallel::ScatterOptions so;
     so.dim = dim;
-    auto devs = to_devices(devices, n_devices, "devices");
-    for (size_t i = 0; i < devs.size(); ++i) {
-      x.context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
-    }
     if (chunk_sizes) so.chunk_sizes.assign(chunk_sizes, chunk_sizes + n_devices);
     so.input_name = "input";  // the pipeline's checks name this function's argument
-    auto scattered = dp::parallel::scatter_inputs({x}, {}, devs, so, nullptr);
-    std::vector<dp::Tensor> pieces;
-    for (auto& list : scattered.inputs) pieces.push_back(list[0]);
+    auto pieces = dp::parallel::scatter_one(x, to_devices(devices, n_devices, "devices"), so);
     hand_out(pieces, input->ctx, outs, n_devices, n_out);
   });
 }
@@ -193,18 +132,9 @@ dp_result dp_scatter(const dp_tensor* input, const dp_device* devices, size_t n_
 dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device, int32_t dim,
                     dp_tensor** out) {
   return guard([&] {
-    DP_CHECK(tensors != nullptr || n == 0, kInvalidArgument, "tensors is NULL but n = " << n);
-    DP_CHECK(n > 0, kInvalidArgument, "tensors is empty (n = 0)");
-    std::vector<dp::Tensor> ts = unwrap_inputs(tensors, n, "tensors", nullptr, nullptr);
+    std::vector<dp::Tensor> ts = unwrap_tensors(tensors, n, "tensors", nullptr, nullptr);
     out_ptr(out, "out");
-    std::vector<std::vector<dp::Tensor>> per_replica;
-    for (const dp::Tensor& t : ts) per_replica.push_back({t});
-    const auto& ctx = ts[0].context();
-    ctx->check_device(to_core(output_device), "output_device");
-    auto result =
-        dp::parallel::gather_outputs(per_replica, to_core(output_device), dim, true, nullptr,
-                                     [&](const std::string& m) { ctx->log(dp::kLogWarning, m); });
-    *out = wrap(result[0], tensors[0]->ctx);
+    *out = wrap(dp::parallel::gather_one(ts, to_core(output_device), dim), tensors[0]->ctx);
   });
 }
 
@@ -214,13 +144,7 @@ dp_result dp_replicate(dp_module* module, const dp_device* devices, size_t n_dev
     dp_module* m = check(module, "module");
     out_ptr(replicas, "replicas");
     auto devs = to_devices(devices, n_devices, "devices");
-    DP_CHECK(!devs.empty(), kInvalidArgument, "devices is empty");
-    for (size_t i = 0; i < devs.size(); ++i) {
-      m->rep->context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
-    }
-    auto reps = dp::parallel::replicate(*m->rep, devs, {}, nullptr);
-    std::vector<dp_module*> handles = wrap_all(reps, m->ctx);
-    for (size_t i = 0; i < handles.size(); ++i) replicas[i] = handles[i];
+    wrap_into(dp::parallel::replicate(*m->rep, devs, {}, nullptr), m->ctx, replicas);
   });
 }
 
@@ -228,41 +152,13 @@ dp_result dp_parallel_apply(dp_module* const* replicas, size_t n, dp_tensor* con
                             size_t inputs_per_replica, const dp_device* devices,
                             dp_tensor** outputs) {
   return guard([&] {
-    DP_CHECK(replicas != nullptr || n == 0, kInvalidArgument, "replicas is NULL but n = " << n);
-    DP_CHECK(n > 0, kInvalidArgument, "replicas is empty (n = 0)");
-    size_t total_inputs = 0;
-    DP_CHECK(!__builtin_mul_overflow(n, inputs_per_replica, &total_inputs), kInvalidArgument,
-             "inputs_per_replica = " << inputs_per_replica << " times n = " << n << " overflows");
+    auto reps = unwrap_modules(replicas, n, "replicas");
     out_ptr(outputs, "outputs");
-    std::vector<std::shared_ptr<dp::Module>> reps;
-    const dp_context* ctx = check(replicas[0], "replicas[0]")->ctx;
-    for (size_t i = 0; i < n; ++i) {
-      const std::string arg = "replicas[" + std::to_string(i) + "]";
-      const dp_module* r = check(replicas[i], arg.c_str());
-      check_same_context(ctx, "replicas[0]", r->ctx, arg.c_str());
-      reps.push_back(r->rep);
-    }
-    std::vector<dp::Tensor> flat =
-        unwrap_inputs(inputs, total_inputs, "inputs", ctx, "replicas[0]");
-    std::vector<std::vector<dp::Tensor>> per_replica(n);
-    for (size_t i = 0; i < n; ++i) {
-      per_replica[i].assign(flat.begin() + i * inputs_per_replica,
-                            flat.begin() + (i + 1) * inputs_per_replica);
-    }
-    auto devs = to_devices(devices, n, "devices");
-    for (size_t i = 0; i < devs.size(); ++i) {
-      reps[0]->context()->check_device(devs[i], ("devices[" + std::to_string(i) + "]").c_str());
-    }
-    auto result = dp::parallel::parallel_apply(reps, per_replica, devs, nullptr);
-    std::vector<dp::Tensor> firsts;
-    for (size_t i = 0; i < n; ++i) {
-      DP_CHECK(result[i].size() == 1, kInvalidArgument,
-               "replica " << i << " returned " << result[i].size()
-                          << " outputs; dp_parallel_apply takes one per replica");
-      firsts.push_back(result[i][0]);
-    }
-    std::vector<dp_tensor*> handles = wrap_all(firsts, replicas[0]->ctx);
-    for (size_t i = 0; i < n; ++i) outputs[i] = handles[i];
+    auto per_replica = unwrap_tensor_rows(inputs, n, inputs_per_replica, "inputs", replicas[0]->ctx,
+                                          "replicas[0]");
+    auto result = dp::parallel::parallel_apply_one_output(reps, per_replica,
+                                                          to_devices(devices, n, "devices"));
+    wrap_into(result, replicas[0]->ctx, outputs);
   });
 }
 
@@ -272,14 +168,13 @@ dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs, co
                                  size_t capacity, size_t* n_outputs) {
   return guard([&] {
     dp_module* m = check(module, "module");
-    check_output_array(outputs, capacity, n_outputs);
-    std::vector<dp::Tensor> in = unwrap_inputs(inputs, n_inputs, "inputs", m->ctx, "module");
-    DP_CHECK(device_ids == nullptr || n_devices > 0, kInvalidArgument,
-             "device_ids is empty (n_devices = 0); pass NULL for every device");
+    check_outputs(outputs, capacity, n_outputs);
+    std::vector<dp::Tensor> in = unwrap_tensors(inputs, n_inputs, "inputs", m->ctx, "module");
+    std::vector<dp::Device> ids = to_device_ids(device_ids, n_devices);
     std::optional<dp::Device> output;
     if (output_device) output = to_core(*output_device);
-    auto result = dp::data_parallel(*m->rep, in, to_devices(device_ids, n_devices, "device_ids"),
-                                    output, dim, broadcast_flags(broadcast, n_inputs));
+    auto result =
+        dp::data_parallel(*m->rep, in, std::move(ids), output, dim, to_flags(broadcast, n_inputs));
     hand_out(result, m->ctx, outputs, capacity, n_outputs);
   });
 }

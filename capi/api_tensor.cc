@@ -147,13 +147,7 @@ dp_result dp_tensor_ndim(const dp_tensor* t, size_t* out) {
 }
 
 dp_result dp_tensor_shape(const dp_tensor* t, int64_t* shape, size_t capacity) {
-  return guard([&] {
-    const dp::Tensor& x = unwrap(t, "t");
-    DP_CHECK(capacity >= static_cast<size_t>(x.ndim()), kOutOfRange,
-             "capacity = " << capacity << " but the tensor has " << x.ndim() << " dimensions");
-    DP_CHECK(shape != nullptr || x.ndim() == 0, kInvalidArgument, "shape is NULL");
-    for (int i = 0; i < x.ndim(); ++i) shape[i] = x.shape()[i];
-  });
+  return guard([&] { shape_out(unwrap(t, "t").shape(), shape, capacity); });
 }
 
 dp_result dp_tensor_dim(const dp_tensor* t, int32_t dim, int64_t* out) {

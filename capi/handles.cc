@@ -1,5 +1,7 @@
 #include "capi/handles.h"
 
+#include <algorithm>
+
 namespace dp::capi {
 
 dp_context* retain(dp_context* ctx) {
@@ -66,6 +68,90 @@ std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const cha
   return out;
 }
 
+std::vector<dp::Device> to_device_ids(const dp_device* device_ids, size_t n) {
+  DP_CHECK(device_ids == nullptr || n > 0, kInvalidArgument,
+           "device_ids is empty (n_devices = 0); pass NULL for every device");
+  return to_devices(device_ids, n, "device_ids");
+}
+
+void devices_out(const std::vector<dp::Device>& ds, dp_device* devices, size_t capacity) {
+  DP_CHECK(devices != nullptr || capacity == 0, kInvalidArgument,
+           "devices is NULL but capacity = " << capacity);
+  for (size_t i = 0; i < ds.size() && i < capacity; ++i) devices[i] = to_c(ds[i]);
+}
+
+std::vector<dp::Tensor> unwrap_tensors(const dp_tensor* const* handles, size_t n, const char* arg,
+                                       const dp_context* ctx, const char* owner) {
+  DP_CHECK(handles != nullptr || n == 0, kInvalidArgument,
+           arg << " is NULL but its count is " << n);
+  std::vector<dp::Tensor> out;
+  std::string first;  // names handles[0] when its context is the one the rest share
+  for (size_t i = 0; i < n; ++i) {
+    const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
+    if (i == 0 && ctx == nullptr) {
+      out.push_back(unwrap(handles[0], name.c_str()));
+      ctx = handles[0]->ctx;
+      first = owner ? owner : name;
+      owner = first.c_str();
+    } else {
+      out.push_back(unwrap_in(ctx, owner, handles[i], name.c_str()));
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<dp::Tensor>> unwrap_tensor_rows(const dp_tensor* const* handles,
+                                                        size_t rows, size_t per_row,
+                                                        const char* arg, const dp_context* ctx,
+                                                        const char* owner) {
+  size_t total = 0;
+  DP_CHECK(!__builtin_mul_overflow(rows, per_row, &total), kInvalidArgument,
+           "inputs_per_replica = " << per_row << " times n = " << rows << " overflows");
+  std::vector<dp::Tensor> flat = unwrap_tensors(handles, total, arg, ctx, owner);
+  std::vector<std::vector<dp::Tensor>> out(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    out[i].assign(flat.begin() + i * per_row, flat.begin() + (i + 1) * per_row);
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<dp::Module>> unwrap_modules(dp_module* const* handles, size_t n,
+                                                        const char* arg) {
+  DP_CHECK(handles != nullptr || n == 0, kInvalidArgument, arg << " is NULL but n = " << n);
+  DP_CHECK(n > 0, kInvalidArgument, arg << " is empty (n = 0)");
+  const std::string first = std::string(arg) + "[0]";
+  const dp_context* ctx = check(handles[0], first.c_str())->ctx;
+  std::vector<std::shared_ptr<dp::Module>> out;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string name = std::string(arg) + "[" + std::to_string(i) + "]";
+    const dp_module* m = check(handles[i], name.c_str());
+    check_same_context(ctx, first.c_str(), m->ctx, name.c_str());
+    out.push_back(m->rep);
+  }
+  return out;
+}
+
+std::vector<bool> to_flags(const int* flags, size_t n) {
+  std::vector<bool> out;
+  if (flags) out.assign(flags, flags + n);
+  return out;
+}
+
+void check_outputs(dp_tensor** outputs, size_t capacity, size_t* n_outputs) {
+  out_ptr(n_outputs, "n_outputs");
+  DP_CHECK(outputs != nullptr || capacity == 0, kInvalidArgument,
+           "outputs is NULL but capacity = " << capacity);
+}
+
+void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
+              size_t capacity, size_t* n_outputs, const char* source) {
+  check_outputs(outputs, capacity, n_outputs);
+  DP_CHECK(ts.size() <= capacity, kOutOfRange,
+           source << " " << ts.size() << " outputs but capacity = " << capacity);
+  wrap_into(ts, ctx, outputs);
+  *n_outputs = ts.size();
+}
+
 namespace {
 
 template <class Handle, class T, class Release>
@@ -92,6 +178,17 @@ std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* 
 std::vector<dp_module*> wrap_all(const std::vector<std::shared_ptr<dp::Module>>& ms,
                                  dp_context* ctx) {
   return wrap_each<dp_module>(ms, ctx, [](dp_module* m) { release(m); });
+}
+
+void wrap_into(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** out) {
+  std::vector<dp_tensor*> handles = wrap_all(ts, ctx);
+  std::copy(handles.begin(), handles.end(), out);
+}
+
+void wrap_into(const std::vector<std::shared_ptr<dp::Module>>& ms, dp_context* ctx,
+               dp_module** out) {
+  std::vector<dp_module*> handles = wrap_all(ms, ctx);
+  std::copy(handles.begin(), handles.end(), out);
 }
 
 dp_context* check(const dp_context* h, const char* arg) {
@@ -141,6 +238,25 @@ dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg) {
   dp::Shape s(shape, shape + ndim);
   dp::checked_numel(s, 1, arg);
   return s;
+}
+
+void shape_out(const dp::Shape& s, int64_t* shape, size_t capacity) {
+  DP_CHECK(capacity >= s.size(), kOutOfRange,
+           "capacity = " << capacity << " but the tensor has " << s.size() << " dimensions");
+  DP_CHECK(shape != nullptr || s.empty(), kInvalidArgument, "shape is NULL");
+  std::copy(s.begin(), s.end(), shape);
+}
+
+std::map<std::string, std::string> to_metadata(const dp_metadata_entry* metadata, size_t n) {
+  DP_CHECK(metadata != nullptr || n == 0, kInvalidArgument,
+           "metadata is NULL but n_metadata = " << n);
+  std::map<std::string, std::string> meta;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string idx = "metadata[" + std::to_string(i) + "]";
+    meta[str_arg(metadata[i].key, (idx + ".key").c_str())] =
+        str_arg(metadata[i].value, (idx + ".value").c_str());
+  }
+  return meta;
 }
 
 }  // namespace dp::capi

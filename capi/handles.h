@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -90,13 +91,47 @@ dp_tensor* check(const dp_tensor* h, const char* arg);
 dp_module* check(const dp_module* h, const char* arg);
 dp_optimizer* check(const dp_optimizer* h, const char* arg);
 dp_data_parallel* check(const dp_data_parallel* h, const char* arg);
+
+// --- arrays in and out: every C array argument passes through one of these ---
+
 // n devices from a C array (NULL with n == 0 allowed), named `arg` in errors.
 std::vector<dp::Device> to_devices(const dp_device* devices, size_t n, const char* arg);
+// A DataParallel's device_ids: NULL (with n == 0) for every device (an empty list), else
+// n > 0 devices (a non-NULL empty list is kInvalidArgument).
+std::vector<dp::Device> to_device_ids(const dp_device* device_ids, size_t n);
+// devices[0..min(capacity, ds.size())) from ds (devices NULL only with capacity 0).
+void devices_out(const std::vector<dp::Device>& ds, dp_device* devices, size_t capacity);
+// handles[0..n) (NULL with n == 0 allowed), named arg[i] in errors, each of ctx, the
+// context of the argument named `owner`; with ctx NULL, each of handles[0]'s context,
+// handles[0] being named `owner` in those errors (arg[0] when owner is NULL).
+std::vector<dp::Tensor> unwrap_tensors(const dp_tensor* const* handles, size_t n, const char* arg,
+                                       const dp_context* ctx, const char* owner);
+// unwrap_tensors of rows * per_row handles, cut into `rows` lists of per_row each
+// (dp_parallel_apply's inputs, replica by replica); kInvalidArgument if the count overflows.
+std::vector<std::vector<dp::Tensor>> unwrap_tensor_rows(const dp_tensor* const* handles,
+                                                        size_t rows, size_t per_row,
+                                                        const char* arg, const dp_context* ctx,
+                                                        const char* owner);
+// handles[0..n) as modules, named arg[i], all of handles[0]'s context; n must be > 0.
+std::vector<std::shared_ptr<dp::Module>> unwrap_modules(dp_module* const* handles, size_t n,
+                                                        const char* arg);
+// Flags from a C int array (none when flags is NULL).
+std::vector<bool> to_flags(const int* flags, size_t n);
 // Wraps tensors (or modules) into new handles, or none: if one wrap fails, the handles
 // made so far are released before the exception goes on.
 std::vector<dp_tensor*> wrap_all(const std::vector<dp::Tensor>& ts, dp_context* ctx);
 std::vector<dp_module*> wrap_all(const std::vector<std::shared_ptr<dp::Module>>& ms,
                                  dp_context* ctx);
+// wrap_all into out[0..objects.size()): the caller checked that they fit.
+void wrap_into(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** out);
+void wrap_into(const std::vector<std::shared_ptr<dp::Module>>& ms, dp_context* ctx,
+               dp_module** out);
+// An output array and its count pointer, checked before anything runs.
+void check_outputs(dp_tensor** outputs, size_t capacity, size_t* n_outputs);
+// Hands `ts` out through outputs[0..capacity) and *n_outputs; more than capacity is
+// kOutOfRange, "<source> N outputs but capacity = C" ("there are", "the module returned").
+void hand_out(const std::vector<dp::Tensor>& ts, dp_context* ctx, dp_tensor** outputs,
+              size_t capacity, size_t* n_outputs, const char* source = "there are");
 inline const std::shared_ptr<dp::Context>& unwrap(const dp_context* h, const char* arg) {
   return check(h, arg)->rep;
 }
@@ -147,5 +182,9 @@ dp::DType to_core(dp_dtype t, const char* arg);
 dp_dtype to_c(dp::DType t);
 // shape[0..ndim) as a Shape, checking the pointer, ndim and every size.
 dp::Shape to_shape(const int64_t* shape, size_t ndim, const char* arg);
+// s into shape[0..capacity) (kOutOfRange when it has more dimensions than capacity).
+void shape_out(const dp::Shape& s, int64_t* shape, size_t capacity);
+// metadata[0..n) as a map; NULL only with n == 0, every key and value non-NULL.
+std::map<std::string, std::string> to_metadata(const dp_metadata_entry* metadata, size_t n);
 
 }  // namespace dp::capi

@@ -152,6 +152,32 @@ Module::Named Module::state() const {
   return out;
 }
 
+Tensor Module::get(const std::string& name) const {
+  for (auto& [k, t] : state()) {
+    if (k == name) return t;
+  }
+  DP_THROW(kOutOfRange,
+           "the " << type_name_ << " has no parameter or buffer named \"" << name << "\"");
+}
+
+namespace {
+
+std::pair<std::string, Tensor> entry_at(Module::Named list, size_t index, const char* what) {
+  DP_CHECK(index < list.size(), kOutOfRange,
+           "index = " << index << " but the module has " << list.size() << " " << what);
+  return std::move(list[index]);
+}
+
+}  // namespace
+
+std::pair<std::string, Tensor> Module::named_parameter(size_t index) const {
+  return entry_at(named_parameters(), index, "parameters");
+}
+
+std::pair<std::string, Tensor> Module::named_buffer(size_t index) const {
+  return entry_at(named_buffers(), index, "buffers");
+}
+
 void Module::train(bool training) {
   visit_modules(*this, [&](const std::string&, Module& m) { m.training_ = training; });
 }

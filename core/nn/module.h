@@ -73,6 +73,12 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<Tensor> parameters() const;
   // Every parameter and buffer under every name (tied ones under each): the checkpoint.
   Named state() const;
+  // A parameter or buffer by dotted name ("0.weight"); kOutOfRange naming it when absent.
+  Tensor get(const std::string& name) const;
+  // Entry `index` of named_parameters() (or named_buffers()); kOutOfRange naming the
+  // index and the count when there is none.
+  std::pair<std::string, Tensor> named_parameter(size_t index) const;
+  std::pair<std::string, Tensor> named_buffer(size_t index) const;
 
   // --- state ---
   void train(bool training);  // recursive

@@ -83,6 +83,12 @@ void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, cons
 void run_per_device(const Context& ctx, const std::vector<Device>& devices,
                     const std::vector<std::function<void()>>& tasks);
 
+// The sum of `sizes` (split's sizes, DataParallel's chunk_sizes), named prefix + name in
+// errors ("split: sizes[1] = -1 is negative"): kInvalidArgument for a negative size,
+// `overflow` for a sum past 2^63.
+int64_t sum_of_sizes(const std::vector<int64_t>& sizes, const char* prefix, const char* name,
+                     Code overflow);
+
 // A node's saved tensors, unpacked with the node's name for the error message.
 #define DP_UNPACK(saved) (saved).unpack(name())
 

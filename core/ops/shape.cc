@@ -187,17 +187,25 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, Device device) {
   return out;
 }
 
+int64_t sum_of_sizes(const std::vector<int64_t>& sizes, const char* prefix, const char* name,
+                     Code overflow) {
+  int64_t total = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    DP_CHECK(sizes[i] >= 0, kInvalidArgument,
+             prefix << name << "[" << i << "] = " << sizes[i] << " is negative");
+    if (__builtin_add_overflow(total, sizes[i], &total)) {
+      throw Error(overflow, std::string(prefix) + name + " sum past 2^63 (at " + name + "[" +
+                                std::to_string(i) + "] = " + std::to_string(sizes[i]) + ")");
+    }
+  }
+  return total;
+}
+
 std::vector<Tensor> split(const Tensor& x, const std::vector<int64_t>& sizes, int64_t dim) {
   check_defined(x, "split", "x");
   DP_CHECK(x.ndim() > 0, kShapeMismatch, "split: x is 0-dimensional and cannot be split");
   const int d = wrap_dim(dim, x.ndim(), "split: dim");
-  int64_t total = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    DP_CHECK(sizes[i] >= 0, kInvalidArgument,
-             "split: sizes[" << i << "] = " << sizes[i] << " is negative");
-    DP_CHECK(!__builtin_add_overflow(total, sizes[i], &total), kShapeMismatch,
-             "split: sizes sum past 2^63 (at sizes[" << i << "] = " << sizes[i] << ")");
-  }
+  const int64_t total = sum_of_sizes(sizes, "split: ", "sizes", Code::kShapeMismatch);
   DP_CHECK(total == x.shape()[d], kShapeMismatch,
            "split: sizes sum to " << total << " but dim " << d << " of " << shape_str(x.shape())
                                   << " has size " << x.shape()[d]);

@@ -7,6 +7,7 @@
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "parallel/alias_read_guard.h"
+#include "parallel/validate.h"
 
 namespace dp::comm {
 
@@ -66,6 +67,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
                                    << " but tensors[0] is on " << src.str());
   }
   auto ctx = tensors[0].context();
+  parallel::check_device_list(ctx.get(), devices, "devices");
 
   // Buckets: runs of tensors of one dtype, about bucket_bytes each.
   struct Bucket {
@@ -101,7 +103,6 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
     } else if (alias_cpu && both_cpu(dev, src)) {
       for (const Tensor& t : tensors) out[d].push_back(alias_on(t, dev));
     } else {
-      ctx->check_device(dev, "devices[i]");
       out[d].resize(tensors.size());
       copy_to.push_back(d);
     }
@@ -242,7 +243,7 @@ std::vector<int64_t> chunk_sizes(int64_t size, int64_t n) {
 
 std::vector<Tensor> scatter(const Tensor& x, const std::vector<Device>& devices,
                             const std::vector<int64_t>& sizes, int dim, bool alias_cpu) {
-  DP_CHECK(x.ndim() > 0, kShapeMismatch, "scatter: a 0-dim tensor cannot be split");
+  parallel::check_splittable(x, "scatter: x");
   DP_CHECK(sizes.size() <= devices.size(), kInvalidArgument,
            "scatter: " << sizes.size() << " chunks for " << devices.size() << " devices");
   const Tensor src = x.detach();

@@ -12,6 +12,7 @@
 #include "parallel/comm.h"
 #include "parallel/parallel_apply.h"
 #include "parallel/scatter_gather.h"
+#include "parallel/validate.h"
 
 namespace dp {
 
@@ -27,57 +28,35 @@ void check_module_on(const Module& module, Device want) {
   }
 }
 
-void check_device_ids(const Context& ctx, const std::vector<Device>& ids) {
-  DP_CHECK(!ids.empty(), kInvalidArgument, "device_ids is empty");
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const std::string what = "device_ids[" + std::to_string(i) + "]";
-    // SPEC section 2: a device id out of range is an invalid argument of the wrapper.
-    try {
-      ctx.check_device(ids[i], what.c_str());
-    } catch (const Error& e) {
-      throw Error(Code::kInvalidArgument, e.what());
-    }
-    DP_CHECK(ids[i].type == ids[0].type, kInvalidArgument,
-             what << " = " << ids[i].str()
-                  << " is not of the same type as device_ids[0] = " << ids[0].str());
-    for (size_t j = 0; j < i; ++j) {
-      DP_CHECK(ids[j] != ids[i], kInvalidArgument,
-               what << " = " << ids[i].str() << " repeats device_ids[" << j << "]");
-    }
-  }
-}
-
 }  // namespace
 
 DataParallel::DataParallel(std::shared_ptr<Module> module, std::vector<Device> device_ids,
+                           std::optional<Device> output_device, int dim,
+                           DataParallelOptions options)
+    : DataParallel(Checked{}, std::move(module), std::move(device_ids), output_device, dim,
+                   std::move(options)) {
+  if (device_ids_[0].type == DeviceType::kCuda) check_balance();
+  if (device_ids_.size() == 1) module_->to(device_ids_[0]);
+}
+
+DataParallel::DataParallel(Checked, std::shared_ptr<Module> module, std::vector<Device> device_ids,
                            std::optional<Device> output_device, int dim,
                            DataParallelOptions options)
     : module_(std::move(module)),
       device_ids_(std::move(device_ids)),
       dim_(dim),
       options_(std::move(options)) {
+  // The pipeline's one validation of its arguments (parallel/validate.h); the stages it
+  // calls check them again only as the entries they also are.
   DP_CHECK(module_ != nullptr, kInvalidArgument, "module is missing");
   const auto& ctx = module_->context();
   if (device_ids_.empty()) device_ids_ = ctx->default_devices();
-  check_device_ids(*ctx, device_ids_);
+  parallel::check_device_list(ctx.get(), device_ids_, "device_ids",
+                              {.distinct = true, .one_type = true});
   output_device_ = output_device.value_or(device_ids_[0]);
-  try {
-    ctx->check_device(output_device_, "output_device");
-  } catch (const Error& e) {
-    throw Error(Code::kInvalidArgument, e.what());
-  }
-  if (!options_.chunk_sizes.empty()) {
-    DP_CHECK(options_.chunk_sizes.size() == device_ids_.size(), kInvalidArgument,
-             "chunk_sizes has " << options_.chunk_sizes.size() << " entries but there are "
-                                << device_ids_.size() << " devices");
-    for (size_t i = 0; i < options_.chunk_sizes.size(); ++i) {
-      DP_CHECK(options_.chunk_sizes[i] >= 0, kInvalidArgument,
-               "chunk_sizes[" << i << "] = " << options_.chunk_sizes[i] << " is negative");
-    }
-  }
+  ctx->check_device(output_device_, "output_device");
+  parallel::check_chunk_sizes(options_.chunk_sizes, device_ids_.size());
   DP_CHECK(options_.bucket_bytes > 0, kInvalidArgument, "bucket_bytes must be positive");
-  if (device_ids_[0].type == DeviceType::kCuda) check_balance();
-  if (device_ids_.size() == 1) module_->to(device_ids_[0]);
 }
 
 std::string imbalance_warning(const std::vector<Device>& devices,
@@ -274,39 +253,11 @@ std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inp
                                   std::vector<Device> device_ids,
                                   std::optional<Device> output_device, int dim,
                                   const std::vector<bool>& broadcast) {
-  const auto& ctx = module.context();
-  if (device_ids.empty()) device_ids = ctx->default_devices();
-  check_device_ids(*ctx, device_ids);
-  const Device out = output_device.value_or(device_ids[0]);
-  try {
-    ctx->check_device(out, "output_device");
-  } catch (const Error& e) {
-    throw Error(Code::kInvalidArgument, e.what());  // as the wrapper's constructor
-  }
-  // The wrapper's checks, in its order: the module's device before any input moves.
-  check_module_on(module, device_ids[0]);
-  parallel::check_not_inside_a_replica("DataParallel", device_ids.size());
-  parallel::ScatterOptions so;
-  so.dim = dim;
-  auto scattered = parallel::scatter_inputs(inputs, broadcast, device_ids, so, nullptr);
-  std::vector<std::vector<Tensor>> outputs;
-  if (inputs.empty()) {
-    if (device_ids.size() == 1) return module({});
-    outputs = {(*parallel::lone_replica(module, nullptr))({})};
-  } else if (device_ids.size() == 1) {
-    return module.run_forward_on(device_ids[0],
-                                 [&] { return module.forward(scattered.inputs[0]); });
-  } else {
-    auto replicas =
-        scattered.devices.size() == 1
-            ? std::vector<std::shared_ptr<Module>>{parallel::lone_replica(module, nullptr)}
-            : parallel::replicate(module, scattered.devices, {}, nullptr);
-    parallel::AliasReadGuard guard(
-        parallel::aliased_broadcast_memory(inputs, broadcast, scattered.devices, true));
-    outputs = parallel::parallel_apply(replicas, scattered.inputs, scattered.devices, nullptr);
-  }
-  return parallel::gather_outputs(outputs, out, dim, true, nullptr,
-                                  [&](const std::string& m) { ctx->log(kLogWarning, m); });
+  // The wrapper's pipeline, for one forward with default options: the wrapper's checks
+  // without moving the module or the imbalance check.
+  DataParallel once(DataParallel::Checked{}, module.shared_from_this(), std::move(device_ids),
+                    output_device, dim, {});
+  return once.forward(inputs, broadcast);
 }
 
 }  // namespace dp

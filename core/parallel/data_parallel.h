@@ -32,9 +32,10 @@ struct DataParallelOptions {
 class DataParallel {
  public:
   // device_ids empty: every device of the accelerator in use (CUDA if any, else CPU).
-  // output_device: defaults to device_ids[0]. Throws kInvalidArgument / kOutOfRange for an
-  // empty, duplicated or unknown device id, naming it. With one device the module is
-  // moved there. On CUDA, warns (log) about unbalanced GPUs.
+  // output_device: defaults to device_ids[0]. The lists are checked here, once
+  // (parallel/validate.h): kOutOfRange for a device that does not exist, kInvalidArgument
+  // for a repeated id, mixed device types or bad chunk_sizes, each naming the value. With
+  // one device the module is moved there. On CUDA, warns (log) about unbalanced GPUs.
   DataParallel(std::shared_ptr<Module> module, std::vector<Device> device_ids,
                std::optional<Device> output_device, int dim, DataParallelOptions options);
 
@@ -56,6 +57,16 @@ class DataParallel {
   PhaseStats& stats() { return *stats_; }
 
  private:
+  // The constructor's checks alone, without moving the module or the imbalance check:
+  // data_parallel() runs one forward through such a wrapper.
+  struct Checked {};
+  DataParallel(Checked, std::shared_ptr<Module> module, std::vector<Device> device_ids,
+               std::optional<Device> output_device, int dim, DataParallelOptions options);
+  friend std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inputs,
+                                           std::vector<Device> device_ids,
+                                           std::optional<Device> output_device, int dim,
+                                           const std::vector<bool>& broadcast);
+
   std::vector<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                        const std::vector<bool>& broadcast);
   void sync_buffers(const std::vector<std::shared_ptr<Module>>& replicas,
@@ -89,8 +100,9 @@ std::string imbalance_warning(const std::vector<Device>& devices,
                               const std::vector<uint64_t>& memory,
                               const std::vector<int>& multiprocessors);
 
-// The functional form (SPEC section 8): one forward, without moving the module and
-// without the imbalance check. module must be on device_ids[0].
+// The functional form (SPEC section 8): one forward of a DataParallel with default options
+// (the same pipeline and checks), without moving the module and without the imbalance
+// check. module must be on device_ids[0].
 std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inputs,
                                   std::vector<Device> device_ids,
                                   std::optional<Device> output_device, int dim,

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "parallel/alias_read_guard.h"
 #include "parallel/replicate.h"
+#include "parallel/validate.h"
 
 namespace dp::parallel {
 
@@ -31,6 +32,8 @@ std::vector<std::vector<Tensor>> parallel_apply(
     DP_CHECK(replicas[i] != nullptr, kInvalidArgument,
              "parallel_apply: replicas[" << i << "] is missing");
   }
+  auto ctx = replicas[0]->context();
+  check_device_list(ctx.get(), devices, "devices");
   // A replica runs on its device's worker, which must not wait on another worker: an
   // input elsewhere would have the two workers wait on each other.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -41,7 +44,6 @@ std::vector<std::vector<Tensor>> parallel_apply(
                                         << " but the replica runs on " << devices[i].str());
     }
   }
-  auto ctx = replicas[0]->context();
   // Replicas on other CPU devices read the original's parameters in place (alias_cpu):
   // replica 0, the original, must not write them meanwhile.
   AliasReadGuard guard(aliased_parameter_memory(replicas));
@@ -91,6 +93,20 @@ std::vector<std::vector<Tensor>> parallel_apply(
     }
   }
   return outputs;
+}
+
+std::vector<Tensor> parallel_apply_one_output(const std::vector<std::shared_ptr<Module>>& replicas,
+                                              const std::vector<std::vector<Tensor>>& inputs,
+                                              const std::vector<Device>& devices) {
+  std::vector<std::vector<Tensor>> outputs = parallel_apply(replicas, inputs, devices, nullptr);
+  std::vector<Tensor> firsts;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    DP_CHECK(outputs[i].size() == 1, kInvalidArgument,
+             "replica " << i << " returned " << outputs[i].size()
+                        << " outputs; dp_parallel_apply takes one per replica");
+    firsts.push_back(outputs[i][0]);
+  }
+  return firsts;
 }
 
 }  // namespace dp::parallel

@@ -12,12 +12,20 @@
 
 namespace dp::parallel {
 
-// Replicas are numbered in errors and traces from `first_index` (DataParallel passes 1
-// when its chunk sizes leave replica 0 out).
+// devices: checked by check_device_list (named "devices"). Replicas are numbered in
+// errors and traces from `first_index` (DataParallel passes 1 when its chunk sizes leave
+// replica 0 out).
 std::vector<std::vector<Tensor>> parallel_apply(
     const std::vector<std::shared_ptr<Module>>& replicas,
     const std::vector<std::vector<Tensor>>& inputs, const std::vector<Device>& devices,
     std::shared_ptr<PhaseStats> stats, size_t first_index = 0);
+
+// parallel_apply of replicas that return one output each (dp_parallel_apply's contract):
+// result[i] is replica i's output; kInvalidArgument names a replica that returned another
+// count.
+std::vector<Tensor> parallel_apply_one_output(const std::vector<std::shared_ptr<Module>>& replicas,
+                                              const std::vector<std::vector<Tensor>>& inputs,
+                                              const std::vector<Device>& devices);
 
 // Throws kState when this thread runs a replica of a parallel_apply over several devices
 // and `what` would run over several devices too: a DataParallel inside a module that is

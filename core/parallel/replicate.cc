@@ -8,6 +8,7 @@
 #include "error.h"
 #include "parallel/comm.h"
 #include "parallel/functions.h"
+#include "parallel/validate.h"
 
 namespace dp::parallel {
 
@@ -44,7 +45,7 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
                                                const ReplicateOptions& options,
                                                std::shared_ptr<PhaseStats> stats) {
   PhaseTimer timer(stats.get(), Phase::kReplicate);
-  DP_CHECK(!devices.empty(), kInvalidArgument, "replicate: no devices");
+  check_device_list(module.context().get(), devices, "devices");
   for (const auto& [what, list] : {std::pair{"parameter", module.named_parameters()},
                                    std::pair{"buffer", module.named_buffers()}}) {
     for (const auto& [name, t] : list) {

@@ -20,8 +20,9 @@ struct ReplicateOptions {
   bool alias_cpu = true;
 };
 
-// devices[0] must be the module's device. Throws kDeviceMismatch naming the expected and
-// found device for a parameter or buffer elsewhere.
+// devices: checked by check_device_list (named "devices"); devices[0] must be the module's
+// device. Throws kDeviceMismatch naming the expected and found device for a parameter or
+// buffer elsewhere.
 std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector<Device>& devices,
                                                const ReplicateOptions& options,
                                                std::shared_ptr<PhaseStats> stats);

@@ -1,9 +1,11 @@
 #include "parallel/scatter_gather.h"
 
+#include "device/context.h"
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"
 #include "parallel/functions.h"
+#include "parallel/validate.h"
 
 namespace dp::parallel {
 
@@ -14,30 +16,18 @@ std::string input_label(const ScatterOptions& options, size_t index) {
   return options.input_name.empty() ? "inputs[" + std::to_string(index) + "]" : options.input_name;
 }
 
-// The sizes each split input is cut into, and which devices they go to.
+// The sizes x (split along dim) is cut into, one per device.
 std::vector<int64_t> sizes_for(const Tensor& x, int dim, const std::vector<Device>& devices,
-                               const ScatterOptions& options, size_t index) {
-  const std::vector<int64_t>& explicit_sizes = options.chunk_sizes;
-  DP_CHECK(x.ndim() > 0, kShapeMismatch,
-           input_label(options, index) << " is a 0-dim tensor, which cannot be scattered (mark "
-                                          "it broadcast to copy it to every device)");
+                               const ScatterOptions& options, int64_t explicit_total,
+                               size_t index) {
   const int64_t batch = x.shape()[dim];
-  if (explicit_sizes.empty()) return comm::chunk_sizes(batch, static_cast<int64_t>(devices.size()));
-  DP_CHECK(explicit_sizes.size() == devices.size(), kInvalidArgument,
-           "chunk_sizes has " << explicit_sizes.size() << " entries but there are "
-                              << devices.size() << " devices");
-  int64_t total = 0;
-  for (size_t i = 0; i < explicit_sizes.size(); ++i) {
-    DP_CHECK(explicit_sizes[i] >= 0, kInvalidArgument,
-             "chunk_sizes[" << i << "] = " << explicit_sizes[i] << " is negative");
-    DP_CHECK(
-        !__builtin_add_overflow(total, explicit_sizes[i], &total), kInvalidArgument,
-        "chunk_sizes sum past 2^63 (at chunk_sizes[" << i << "] = " << explicit_sizes[i] << ")");
+  if (options.chunk_sizes.empty()) {
+    return comm::chunk_sizes(batch, static_cast<int64_t>(devices.size()));
   }
-  DP_CHECK(total == batch, kInvalidArgument,
-           "chunk_sizes sum to " << total << " but " << input_label(options, index) << " has size "
-                                 << batch << " along dim " << dim);
-  return explicit_sizes;
+  DP_CHECK(explicit_total == batch, kInvalidArgument,
+           "chunk_sizes sum to " << explicit_total << " but " << input_label(options, index)
+                                 << " has size " << batch << " along dim " << dim);
+  return options.chunk_sizes;
 }
 
 }  // namespace
@@ -47,9 +37,13 @@ ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
                                const std::vector<Device>& devices, const ScatterOptions& options,
                                std::shared_ptr<PhaseStats> stats) {
   PhaseTimer timer(stats.get(), Phase::kScatter);
-  DP_CHECK(!devices.empty(), kInvalidArgument, "scatter: no devices");
   DP_CHECK(broadcast.empty() || broadcast.size() == inputs.size(), kInvalidArgument,
            "broadcast flags: " << broadcast.size() << " for " << inputs.size() << " inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    DP_CHECK(inputs[i].defined(), kInvalidArgument, "inputs[" << i << "] is missing");
+  }
+  check_device_list(inputs.empty() ? nullptr : inputs[0].context().get(), devices, "devices");
+  const int64_t explicit_total = check_chunk_sizes(options.chunk_sizes, devices.size());
   ScatteredInputs out;
   if (inputs.empty()) {
     out.devices = {devices[0]};
@@ -62,17 +56,17 @@ ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
   // inputs (PyTorch zips the chunks, so a longer input's extra chunks are dropped).
   auto is_broadcast = [&](size_t i) { return !broadcast.empty() && broadcast[i]; };
   std::vector<std::vector<int64_t>> sizes(inputs.size());
+  std::vector<int> dims(inputs.size());
   size_t replicas = devices.size();
   for (size_t i = 0; i < inputs.size(); ++i) {
-    DP_CHECK(inputs[i].defined(), kInvalidArgument, "inputs[" << i << "] is missing");
     if (is_broadcast(i)) continue;
-    DP_CHECK(inputs[i].ndim() > 0, kShapeMismatch,
-             "inputs[" << i
-                       << "] is a 0-dim tensor, which cannot be scattered (mark it "
-                          "broadcast to copy it to every device)");
-    const std::string what = "dim (scattering inputs[" + std::to_string(i) + "])";
-    const int dim = wrap_dim(options.dim, inputs[i].ndim(), what.c_str());
-    sizes[i] = sizes_for(inputs[i], dim, devices, options, i);
+    check_splittable(inputs[i], input_label(options, i));
+    // dp_scatter's dim is its own argument; the pipeline's names the input it splits.
+    const std::string what = options.input_name.empty()
+                                 ? "dim (scattering inputs[" + std::to_string(i) + "])"
+                                 : std::string("dim");
+    dims[i] = wrap_dim(options.dim, inputs[i].ndim(), what.c_str());
+    sizes[i] = sizes_for(inputs[i], dims[i], devices, options, explicit_total, i);
     replicas = std::min(replicas, sizes[i].size());
   }
   std::vector<size_t> used;  // indices into devices
@@ -97,11 +91,18 @@ ScatteredInputs scatter_inputs(const std::vector<Tensor>& inputs,
     }
     std::vector<int64_t> s;
     for (size_t d : used) s.push_back(sizes[i][d]);
-    const int dim = wrap_dim(options.dim, x.ndim(), "dim");
-    std::vector<Tensor> pieces = parallel::scatter(x, out.devices, s, dim, options.alias_cpu);
+    std::vector<Tensor> pieces = parallel::scatter(x, out.devices, s, dims[i], options.alias_cpu);
     for (size_t r = 0; r < used.size(); ++r) out.inputs[r][i] = pieces[r];
   }
   return out;
+}
+
+std::vector<Tensor> scatter_one(const Tensor& input, const std::vector<Device>& devices,
+                                const ScatterOptions& options) {
+  ScatteredInputs scattered = scatter_inputs({input}, {}, devices, options, nullptr);
+  std::vector<Tensor> pieces;
+  for (auto& list : scattered.inputs) pieces.push_back(std::move(list[0]));
+  return pieces;
 }
 
 std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outputs, Device device,
@@ -114,6 +115,9 @@ std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outpu
     DP_CHECK(outputs[r].size() == n, kShapeMismatch,
              "replica " << r << " returned " << outputs[r].size()
                         << " outputs but replica 0 returned " << n);
+  }
+  if (n > 0 && outputs[0][0].defined()) {
+    outputs[0][0].context()->check_device(device, "output_device");
   }
   std::vector<Tensor> result;
   for (size_t i = 0; i < n; ++i) {
@@ -153,6 +157,15 @@ std::vector<Tensor> gather_outputs(const std::vector<std::vector<Tensor>>& outpu
     result.push_back(parallel::gather(column, device, d, alias_cpu, stats));
   }
   return result;
+}
+
+Tensor gather_one(const std::vector<Tensor>& tensors, Device device, int dim) {
+  DP_CHECK(!tensors.empty(), kInvalidArgument, "tensors is empty (n = 0)");
+  std::vector<std::vector<Tensor>> per_replica;
+  for (const Tensor& t : tensors) per_replica.push_back({t});
+  const auto& ctx = tensors[0].context();
+  return gather_outputs(per_replica, device, dim, true, nullptr,
+                        [&](const std::string& m) { ctx->log(kLogWarning, m); })[0];
 }
 
 }  // namespace dp::parallel

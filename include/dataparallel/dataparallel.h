@@ -87,6 +87,17 @@ DP_EXPORT const char* dp_version_string(void);
 /* Results and errors                                                                */
 /* ---------------------------------------------------------------------------------- */
 
+/*
+ * One rule for arguments, in every function: a malformed argument (NULL where a value is
+ * needed, a handle of the wrong kind, a bad enum such as a device type that is neither
+ * CPU nor CUDA, an empty or repeated device list, a count that does not match its array)
+ * is DP_ERR_INVALID_ARGUMENT; a well-formed index past what exists (a device index past
+ * the devices of its type, or negative; a dimension, a parameter index, a missing name;
+ * an output capacity too small) is DP_ERR_OUT_OF_RANGE. The device lists of
+ * dp_data_parallel_create, dp_data_parallel_apply, dp_scatter, dp_replicate and
+ * dp_parallel_apply, and dp_gather's output_device, are checked by one function and name
+ * the entry: "device_ids[1] = cpu:7 but only 2 CPU devices exist".
+ */
 typedef enum dp_result {
   DP_OK = 0,
   DP_ERR_INVALID_ARGUMENT = 1, /**< NULL where a value is needed, bad enum, bad option */
@@ -867,8 +878,9 @@ typedef struct dp_data_parallel_options {
  * device_ids[0]; dim: the batch dimension. options may be NULL. The module must have its
  * parameters on device_ids[0] when forward runs; with exactly one device it is moved
  * there now. With unbalanced GPUs a warning goes to the log callback.
- * Errors: DP_ERR_INVALID_ARGUMENT for an empty list, a duplicate id, an id of a device
- * that does not exist (the message names the id) or a bad option (named).
+ * Errors: DP_ERR_INVALID_ARGUMENT for an empty list, a duplicate id, ids of two device
+ * types or a bad option (named); DP_ERR_OUT_OF_RANGE for an id (or output_device) of a
+ * device that does not exist (the message names the id).
  */
 DP_EXPORT dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids,
                                             size_t n_devices, const dp_device* output_device,
@@ -973,7 +985,8 @@ DP_EXPORT dp_result dp_parallel_apply(dp_module* const* replicas, size_t n,
  * dp_data_parallel_create (device_ids, output_device, dim; default options) and
  * dp_data_parallel_forward (inputs borrowed; broadcast NULL or one flag per input, an
  * input flagged non-zero reaches every device whole; outputs new references; capacity
- * as there).
+ * as there). Errors as those two: DP_ERR_OUT_OF_RANGE for an id (or output_device) of a
+ * device that does not exist.
  */
 DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* inputs,
                                            const int* broadcast, size_t n_inputs,

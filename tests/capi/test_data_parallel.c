@@ -392,19 +392,19 @@ static void duplicate_device_id_is_rejected_naming_it(void** state) {
   dp_module_release(m);
 }
 
-/* SPEC.md section 2: an id out of range is an invalid argument, its message naming the id
-   (the output device too). */
+/* An id past the devices that exist is out of range, as everywhere in the C API (the rule
+   beside dp_result), its message naming the id (the output device too). */
 static void out_of_range_device_id_is_rejected_naming_it(void** state) {
   dp_context* ctx = (dp_context*)*state;
   dp_module* m = NULL;
   ASSERT_OK(dp_module_linear(ctx, 2, 2, 1, cpu_dev(0), &m));
   const dp_device ids[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 7}};
   dp_data_parallel* dp = NULL;
-  ASSERT_ERROR(dp_data_parallel_create(m, ids, 2, NULL, 0, NULL, &dp), DP_ERR_INVALID_ARGUMENT,
+  ASSERT_ERROR(dp_data_parallel_create(m, ids, 2, NULL, 0, NULL, &dp), DP_ERR_OUT_OF_RANGE,
                "device_ids[1] = cpu:7");
   assert_null(dp);
   const dp_device out = {DP_DEVICE_CPU, 9};
-  ASSERT_ERROR(dp_data_parallel_create(m, ids, 1, &out, 0, NULL, &dp), DP_ERR_INVALID_ARGUMENT,
+  ASSERT_ERROR(dp_data_parallel_create(m, ids, 1, &out, 0, NULL, &dp), DP_ERR_OUT_OF_RANGE,
                "output_device = cpu:9");
   assert_null(dp);
   dp_module_release(m);

@@ -104,7 +104,7 @@ class DataParallelTest {
     try (Context ctx = TestSupport.context(); Module m = Module.linear(ctx, 2, 2)) {
       DataParallelException e = assertThrows(DataParallelException.class,
           () -> DataParallel.builder(m).devices(Device.cpu(0), Device.cpu(4)).build());
-      assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
+      assertEquals(ErrorCode.OUT_OF_RANGE, e.errorCode());
       assertTrue(e.getMessage().contains("4"), e.getMessage());
       try (DataParallel dp = DataParallel.builder(m).build()) { // every CPU device
         assertEquals(2, dp.devices().size());
