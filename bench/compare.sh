@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput of dp-train against PyTorch on this machine: runs dp-train (DataParallel over
-# 1 and over all CPU devices) and shared/bench/torch_reference.py (1 process with 1 and 2
+# 1 and over all CPU devices) and bench/torch_reference.py (1 process with 1 and 2
 # threads, DistributedDataParallel with one process per core) alternately, R rounds each,
 # the same model, epochs, batch and data, and prints a table of the median samples/s and
 # the ratio to PyTorch's best configuration.
@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 model=mlp epochs=1 batch=256 lr="" rounds=3 limit=0 build=build
-ref=""
+ref=bench/torch_reference.py
 while [ $# -gt 0 ]; do
   case "$1" in
     --model) model=$2; shift 2 ;;
@@ -27,12 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -z "$lr" ]; then lr=$([ "$model" = cnn ] && echo 0.05 || echo 0.1); fi
-if [ -z "$ref" ]; then
-  for candidate in ../shared/bench/torch_reference.py shared/bench/torch_reference.py; do
-    if [ -f "$candidate" ]; then ref=$candidate; break; fi
-  done
-fi
-[ -n "$ref" ] || { echo "compare.sh: torch_reference.py not found (--torch-reference FILE)" >&2; exit 2; }
+[ -f "$ref" ] || { echo "compare.sh: $ref not found (--torch-reference FILE)" >&2; exit 2; }
 [ -x "$build/bin/dp-train" ] || { echo "compare.sh: build dp-train first ($build/bin/dp-train)" >&2; exit 2; }
 cpus=$(nproc)
 devices_all=$(seq -s, -f "cpu:%g" 0 $((cpus - 1)))

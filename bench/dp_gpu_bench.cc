@@ -2,7 +2,7 @@
 // bench/torch_gpu_reference.py measures PyTorch, so that scripts/gpu-check.sh can print
 // both side by side (bench/dp_gpu_bench_table.py).
 //
-//   train   MLP and CNN of shared/bench/torch_reference.py, SGD (lr 0.1, momentum 0.9),
+//   train   MLP and CNN of bench/torch_reference.py, SGD (lr 0.1, momentum 0.9),
 //           cross entropy, batches copied from host memory every step; one GPU, and
 //           DataParallel over two logical devices on GPU 0 (DP_CUDA_DEVICES=0,0)
 //   sgemm   8192^3 float32 product, TF32 off
@@ -80,7 +80,7 @@ void append(dp_module* seq, dp_result r, dp_module*& layer) {
   dp_module_release(layer);
 }
 
-// The models of shared/bench/torch_reference.py.
+// The models of bench/torch_reference.py.
 dp_module* build(dp_context* ctx, const std::string& model, dp_device d) {
   dp_module* s = nullptr;
   check(dp_module_sequential(ctx, &s), "dp_module_sequential");

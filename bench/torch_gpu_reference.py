@@ -2,7 +2,7 @@
 """PyTorch side of the GPU benchmark (scripts/gpu-check.sh runs it beside dp_gpu_bench).
 
 The same work as bench/dp_gpu_bench.cc, in eager PyTorch on the same GPU:
-  train  MLP and CNN of shared/bench/torch_reference.py, SGD (lr 0.1, momentum 0.9),
+  train  MLP and CNN of bench/torch_reference.py, SGD (lr 0.1, momentum 0.9),
          cross entropy, each batch copied from host (pageable) memory every step, batch
          256 and 4096, one GPU
   sgemm  8192^3 float32 torch.matmul

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs every package the build, the tests, the benchmarks and the demo need, from
-# Debian's repositories, and the one thing Debian lacks, scikit-build-core (the Python
-# wheel's build backend) from PyPI, pinned, in a venv of its own (DP_WHEEL_VENV, default
-# /opt/dataparallel/wheel-venv; Debian's Python is externally managed).
+# Debian's repositories, and what Debian lacks, scikit-build-core (the Python wheel's build
+# backend) and auditwheel (its repair) from PyPI, pinned, in a venv of its own
+# (DP_WHEEL_VENV, default /opt/dataparallel/wheel-venv; Debian's Python is externally
+# managed).
 # Idempotent: when everything is present it prints nothing and touches nothing.
 set -euo pipefail
 
@@ -23,6 +24,7 @@ PACKAGES=(
   abigail-tools          # abidw and abidiff: scripts/abi-check.sh against abi/libdataparallel.abi
   python3 python3-numpy python3-pytest
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
+  patchelf               # auditwheel repair rewrites the wheel's RPATHs and sonames with it
   locales                # localedef: a checkpoint test runs under a decimal-comma locale
   python3-torch          # the reference in parity tests and benchmarks
   libopenblas0-pthread   # the BLAS Debian's PyTorch uses; without it torch falls back to
@@ -51,10 +53,14 @@ fi
 # The wheel test (python_wheel) builds with this venv's pip; bindings/python/CMakeLists.txt
 # looks for it at the same default path.
 WHEEL_VENV=${DP_WHEEL_VENV:-/opt/dataparallel/wheel-venv}
-WHEEL_PINS=(scikit-build-core==0.11.6 packaging==26.4 pathspec==1.1.1)
-if ! "$WHEEL_VENV/bin/python" -c \
-    "import scikit_build_core, sys; sys.exit(scikit_build_core.__version__ != '0.11.6')" \
-    2>/dev/null; then
+# auditwheel repairs the wheel (bundles what it links); 6.7.0 is the last release that
+# takes Debian 12's patchelf (0.14.3; 6.8 asks for 0.14.5). Installed with --no-deps:
+# every dependency is pinned here (auditwheel needs packaging and pyelftools).
+WHEEL_PINS=(scikit-build-core==0.11.6 packaging==26.4 pathspec==1.1.1
+            auditwheel==6.7.0 pyelftools==0.33)
+if ! "$WHEEL_VENV/bin/python" -c "import sys; from importlib.metadata import version
+sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))" \
+    "${WHEEL_PINS[@]}" 2>/dev/null; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ] && [ ! -w "$(dirname "$WHEEL_VENV")" ]; then SUDO="sudo"; fi
   echo "install-deps: installing ${WHEEL_PINS[*]} into $WHEEL_VENV"
