@@ -1,4 +1,4 @@
-/* The two models of shared/bench/torch_reference.py, built through the C API:
+/* The two models of bench/torch_reference.py, built through the C API:
    mlp: Linear(784, 512) ReLU Linear(512, 256) ReLU Linear(256, 10)
    cnn: Conv2d(1, 32, 3, pad 1) ReLU MaxPool2d(2) Conv2d(32, 64, 3, pad 1) ReLU
         MaxPool2d(2) Flatten Linear(3136, 128) ReLU Linear(128, 10) */

@@ -1,5 +1,5 @@
 /* torch.randperm(n, generator=g) after g.manual_seed(seed), for shuffling the training
-   set as shared/bench/torch_reference.py does: the same seed gives the same order. The
+   set as bench/torch_reference.py does: the same seed gives the same order. The
    generator is the 32-bit Mersenne Twister (MT19937, seeded with the seed's low 32 bits,
    as PyTorch seeds its CPU generator); the permutation swaps element i with element
    i + (draw % (n - i)) for i = 0 .. n - 2, as PyTorch's CPU randperm does. */

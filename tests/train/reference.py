@@ -1,5 +1,5 @@
 """What the dp-train tests (and bench/torch_divergence.py) share: the Fashion-MNIST files,
-dp-train's checkpoints, and shared/bench/torch_reference.py's two models and training loop
+dp-train's checkpoints, and bench/torch_reference.py's two models and training loop
 in PyTorch."""
 import gzip
 import json

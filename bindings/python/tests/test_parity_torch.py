@@ -1,4 +1,4 @@
-"""Parity with PyTorch on the benchmark's models (shared/bench/torch_reference.py's
+"""Parity with PyTorch on the benchmark's models (bench/torch_reference.py's
 make_model: the MLP 784-512-256-10 and the CNN): with identical weights, the same outputs
 and gradients to 1e-5 relative, alone and under DataParallel over two CPU devices; and a
 state saved by either side loads in the other through safetensors."""
