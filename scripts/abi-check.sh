@@ -10,7 +10,7 @@
 # abidw reads the types from DWARF, which the Release build has none of: the library is
 # built again in build-abi/ (RelWithDebInfo, the dataparallel target only; ccache, when
 # installed, makes a rebuild cheap). The baseline holds no paths or line numbers of the
-# machine that wrote it. abi/README.md says when the SONAME changes.
+# machine that wrote it. docs/building.md says when the SONAME changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ABI_BUILD_DIR=${ABI_BUILD_DIR:-build-abi}
@@ -67,10 +67,10 @@ if ((status & 3)); then
   echo "abi-check: abidiff failed (status $status)"
 elif ((status & 8)); then
   echo "abi-check: INCOMPATIBLE change (a function removed): undo it, or raise the SONAME's"
-  echo "  major version and record the ABI with scripts/abi-check.sh --update (abi/README.md)"
+  echo "  major version and record the ABI with scripts/abi-check.sh --update (docs/building.md)"
 else
   echo "abi-check: the ABI changed (report above). Additions (a function, a member appended to"
   echo "  an option struct) keep the SONAME; any other change raises its major version. Either"
-  echo "  way, record the ABI with scripts/abi-check.sh --update in the same commit (abi/README.md)"
+  echo "  way, record the ABI with scripts/abi-check.sh --update in the same commit (docs/building.md)"
 fi
 exit 1
