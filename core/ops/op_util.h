@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "autograd/function.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "tensor/tensor.h"
 

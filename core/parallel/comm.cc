@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"

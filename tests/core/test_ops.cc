@@ -13,7 +13,7 @@
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "finishes_within.h"
 #include "ops/ops.h"
