@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
+#include "context/context.h"
 #include "dataparallel/dataparallel.h"
-#include "device/context.h"
 #include "error.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"

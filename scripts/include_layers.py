@@ -16,25 +16,16 @@ import pathlib
 import re
 import sys
 
-# Bottom first. device/ holds the Backend interface, the element types, the workers and
-# the Context that owns the backends; device/cpu/ is the CPU backend behind that
-# interface; tensor/ builds storage and tensors on the backends' memory; autograd/ records
-# and runs the graph over tensors; ops/ are the differentiable ops, nn/ the modules, optim/
-# the optimizers; parallel/ is the DataParallel pipeline over modules; io/ reads and
-# writes tensors, modules and optimizers.
-LAYERS = ["device", "device/cpu", "tensor", "autograd", "ops", "nn", "optim", "parallel", "io"]
-
-# Upward includes that the code has today, each a known cycle between two layers to be
-# taken apart; any other upward include fails.
-KNOWN_UPWARD = {
-    # The Context builds its CPU backend: the registry of backends sits above the CPU
-    # backend, while the rest of device/ (the interface, the workers) sits below it.
-    ("device/context.cc", "device/cpu/cpu_backend.h"): "the Context creates the CPU backend",
-    # The backward engine sums gradients, and AccumulateGrad adds them into a leaf's
-    # grad, with the ops that themselves record autograd nodes.
-    ("autograd/engine.cc", "ops/ops.h"): "the engine's gradient arithmetic",
-    ("autograd/accumulate_grad.cc", "ops/ops.h"): "AccumulateGrad's gradient arithmetic",
-}
+# Bottom first. device/ holds the Backend interface, the element types and the workers;
+# device/cpu/ is the CPU backend behind that interface; context/ is the Context, the
+# registry that builds the backends (the CPU one included) and owns the workers, and the
+# work sharing over its CPU workers; tensor/ builds storage and tensors on the backends'
+# memory, and the plain copies between them; autograd/ records and runs the graph over
+# tensors, with its own gradient arithmetic; ops/ are the differentiable ops, nn/ the
+# modules, optim/ the optimizers; parallel/ is the DataParallel pipeline over modules; io/
+# reads and writes tensors, modules and optimizers.
+LAYERS = ["device", "device/cpu", "context", "tensor", "autograd", "ops", "nn", "optim",
+          "parallel", "io"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SOURCES = (".h", ".cc", ".cpp", ".hpp")
@@ -54,7 +45,6 @@ def main() -> int:
     rank = {name: i for i, name in enumerate(LAYERS)}
     arrows = {}  # (from folder, to folder) -> count
     upward = []  # (file, include, from folder, to folder)
-    known_seen = set()
     errors = []
     for source in sorted(p for p in core.rglob("*") if p.suffix in SOURCES and p.is_file()):
         rel = pathlib.PurePosixPath(source.relative_to(core).as_posix())
@@ -73,21 +63,12 @@ def main() -> int:
                 continue
             arrows[(src, dst)] = arrows.get((src, dst), 0) + 1
             if rank[dst] > rank[src]:
-                if (str(rel), include) in KNOWN_UPWARD:
-                    known_seen.add((str(rel), include))
-                else:
-                    upward.append((str(rel), include, src, dst))
+                upward.append((str(rel), include, src, dst))
 
     print("layers, bottom first: " + " < ".join(LAYERS))
     for (src, dst), count in sorted(arrows.items(), key=lambda a: (rank[a[0][0]], rank[a[0][1]])):
         direction = "UP  " if rank[dst] > rank[src] else "down"
         print(f"  {direction} {src:>10} -> {dst:<10} {count:3d} include(s)")
-    for (rel, include), why in KNOWN_UPWARD.items():
-        if (rel, include) in known_seen:
-            print(f"known upward include: {rel} -> \"{include}\" ({why})")
-        else:
-            errors.append(f"KNOWN_UPWARD lists {rel} -> \"{include}\", which is gone: "
-                          "delete its entry")
     for rel, include, src, dst in upward:
         errors.append(f"{rel}: #include \"{include}\" points upward ({src} -> {dst}); "
                       f"layers, bottom first: {', '.join(LAYERS)}")

@@ -2,7 +2,8 @@
 
 #include <mutex>
 
-#include "ops/ops.h"
+#include "autograd/grad_arith.h"
+#include "tensor/copy.h"
 
 namespace dp {
 
@@ -27,9 +28,9 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     // Take the incoming tensor over only when nobody else can see it.
     const bool sole = g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 &&
                       !g.read_only() && g.impl()->autograd == nullptr;
-    meta->grad = sole ? std::move(g) : ops::clone(g);
+    meta->grad = sole ? std::move(g) : copy_to_device(g, g.device());
   } else {
-    ops::add_(meta->grad, g);
+    grad_accumulate_(meta->grad, g);
   }
   return {};
 }

@@ -9,13 +9,14 @@
 #include <unordered_map>
 
 #include "autograd/function.h"
+#include "autograd/grad_arith.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
-#include "device/context.h"
-#include "device/cpu/cpu_parallel.h"
+#include "context/context.h"
+#include "context/cpu_parallel.h"
 #include "device/trace.h"
 #include "error.h"
-#include "ops/ops.h"
+#include "tensor/copy.h"
 
 namespace dp {
 
@@ -109,7 +110,7 @@ void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
                          sum.shape() == g.shape() && sum.dtype() == g.dtype() &&
                          is_floating(sum.dtype()) && sum.numel() >= kShareElements;
   if (!sole || !shareable) {
-    sum = ops::add(sum, g);
+    sum = grad_sum(sum, g);
     return;
   }
   Backend& backend = ctx.backend(DeviceType::kCpu);
@@ -214,7 +215,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
                "backward: a gradient can be created implicitly only for one-element tensors, "
                "but tensor "
                    << i << " has shape " << shape_str(r.shape()));
-      g = ops::full(ctx, r.shape(), r.dtype(), r.device(), 1.0);
+      g = grad_ones(ctx, r.shape(), r.dtype(), r.device());
     } else {
       DP_CHECK(g.shape() == r.shape(), kShapeMismatch,
                "backward: gradient " << i << " has shape " << shape_str(g.shape())
@@ -222,7 +223,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
       DP_CHECK(g.dtype() == r.dtype(), kDtypeMismatch,
                "backward: gradient " << i << " is " << dtype_name(g.dtype())
                                      << " but its tensor is " << dtype_name(r.dtype()));
-      if (g.device() != r.device()) g = ops::to_device(g.detach(), r.device());
+      if (g.device() != r.device()) g = copy_to_device(g, r.device());
     }
     root_edges.push_back(gradient_edge(r));
     root_grads.push_back(std::move(g));

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 
 namespace dp {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/ops.h"
 

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "autograd/grad_mode.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/ops.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "device/trace.h"
 #include "tensor/tensor.h"
 

@@ -2,13 +2,13 @@
 // bad value, and running on the right worker.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "autograd/function.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
+#include "tensor/copy.h"
 #include "tensor/tensor.h"
 
 namespace dp::ops {
@@ -68,20 +68,6 @@ inline Tensor empty_like(const Tensor& t) {
 inline int dev(const Tensor& t) {
   return t.device().index;
 }
-
-// Copies `rows` rows of `row_bytes` between tensors on any devices: from src's data at
-// byte offset src_offset (rows src_pitch apart) to dst's at dst_offset (dst_pitch apart).
-// Runs on the current thread when it is either device's worker (or both are CPU
-// devices), so a device task never waits on another worker.
-void device_copy_2d(const Tensor& dst, size_t dst_offset, size_t dst_pitch, const Tensor& src,
-                    size_t src_offset, size_t src_pitch, size_t row_bytes, size_t rows);
-
-// Runs tasks[i] for work that device devices[i] takes part in (copies to or from it). When
-// two or more distinct non-CPU devices take part and this thread is no worker, each task
-// runs on its device's worker, all at once, so the copies to several GPUs overlap;
-// otherwise they run here in order. The first failure (by index) is rethrown.
-void run_per_device(const Context& ctx, const std::vector<Device>& devices,
-                    const std::vector<std::function<void()>>& tasks);
 
 // The sum of `sizes` (split's sizes, DataParallel's chunk_sizes), named prefix + name in
 // errors ("split: sizes[1] = -1 is negative"): kInvalidArgument for a negative size,

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "device/context.h"
-#include "device/cpu/cpu_parallel.h"
+#include "context/context.h"
+#include "context/cpu_parallel.h"
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "parallel/alias_read_guard.h"
 #include "parallel/validate.h"
+#include "tensor/copy.h"
 
 namespace dp::comm {
 
@@ -115,8 +116,8 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
     int64_t offset = 0;
     for (size_t j : b.members) {
       const Tensor& t = tensors[j];
-      ops::device_copy_2d(packed, offset * t.element_size(), t.nbytes(), t, 0, t.nbytes(),
-                          t.nbytes(), 1);
+      device_copy_2d(packed, offset * t.element_size(), t.nbytes(), t, 0, t.nbytes(), t.nbytes(),
+                     1);
       offset += t.numel();
     }
     // One transfer per destination: a collective when the backend has one.
@@ -140,7 +141,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
     }
     if (!done) {
       for (const Tensor& r : received) {
-        ops::device_copy_2d(r, 0, r.nbytes(), packed, 0, packed.nbytes(), packed.nbytes(), 1);
+        device_copy_2d(r, 0, r.nbytes(), packed, 0, packed.nbytes(), packed.nbytes(), 1);
       }
     }
     // Unpack: views into the received buckets.
@@ -271,7 +272,7 @@ std::vector<Tensor> scatter(const Tensor& x, const std::vector<Device>& devices,
       copies.push_back([&out, &pieces, i, d] { out[i] = ops::to_device(pieces[i], d); });
     }
   }
-  ops::run_per_device(*x.context(), targets, copies);
+  run_per_device(*x.context(), targets, copies);
   return out;
 }
 

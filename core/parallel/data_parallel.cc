@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "autograd/grad_mode.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"

@@ -1,7 +1,7 @@
 #include "parallel/functions.h"
 
 #include "autograd/function.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"

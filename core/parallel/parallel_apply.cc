@@ -1,6 +1,6 @@
 #include "parallel/parallel_apply.h"
 
-#include "device/context.h"
+#include "context/context.h"
 #include "device/trace.h"
 #include "error.h"
 #include "parallel/alias_read_guard.h"

@@ -1,6 +1,6 @@
 #include "parallel/scatter_gather.h"
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "ops/ops.h"
 #include "parallel/comm.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "tensor/tensor.h"
 
 namespace dp::parallel {

@@ -1,6 +1,6 @@
 #include "tensor/tensor.h"
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 
 namespace dp {

@@ -1,7 +1,7 @@
 // Tensor: a refcounted handle to a TensorImpl, which is a contiguous row-major view
 // (offset + shape) into a Storage, plus optional autograd metadata. This layer builds on
-// device/ only: the autograd metadata is an opaque pointer here, and its accessors are
-// implemented in autograd/.
+// device/ and context/ only: the autograd metadata is an opaque pointer here, and its
+// accessors are implemented in autograd/.
 #pragma once
 
 #include <cstdint>

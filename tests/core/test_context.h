@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "device/context.h"
+#include "context/context.h"
 
 namespace dp::testing_util {
 

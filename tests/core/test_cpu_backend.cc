@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "device/cpu/cpu_allocator.h"
 #include "device/cpu/cpu_backend.h"
 #include "device/cpu/cpu_loops.h"

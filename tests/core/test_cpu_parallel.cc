@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "device/context.h"
-#include "device/cpu/cpu_parallel.h"
+#include "context/context.h"
+#include "context/cpu_parallel.h"
 #include "error.h"
 #include "test_context.h"
 

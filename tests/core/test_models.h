@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autograd/grad_mode.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "nn/layers.h"
 #include "ops/ops.h"
 

@@ -11,9 +11,10 @@
 #include <random>
 
 #include "autograd/engine.h"
+#include "autograd/grad_arith.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "finishes_within.h"
 #include "ops/ops.h"
@@ -539,6 +540,55 @@ TEST_F(Ops, GradientsAccumulateAcrossBackwardCalls) {
   backward({ops::sum(ops::scale(a, 2.0))}, {});
   backward({ops::sum(ops::scale(a, 3.0))}, {});
   for (double g : values(a.grad())) EXPECT_DOUBLE_EQ(g, 5.0);
+}
+
+// The engine's own gradient arithmetic (autograd/grad_arith.h) records nothing, even with
+// grad mode on, and checks its operands as the ops add and add_ do.
+TEST_F(Ops, GradientArithmeticRecordsNothingAndChecksItsOperands) {
+  auto code_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return Code::kOk;
+  };
+  Tensor a = rand({2, 3}), b = rand({3});
+  Tensor s = grad_sum(a, b);  // b broadcasts over a's rows
+  EXPECT_FALSE(s.requires_grad());
+  ASSERT_EQ(s.shape(), (Shape{2, 3}));
+  const auto va = values(a), vb = values(b), vs = values(s);
+  for (size_t k = 0; k < 6; ++k) EXPECT_DOUBLE_EQ(vs[k], va[k] + vb[k % 3]) << k;
+  EXPECT_EQ(code_of([&] { grad_sum(a, ops::to_dtype(b.detach(), DType::kFloat32)); }),
+            Code::kDtypeMismatch);
+  EXPECT_EQ(code_of([&] { grad_sum(a, ops::to_device(b.detach(), cpu(1))); }),
+            Code::kDeviceMismatch);
+  EXPECT_EQ(code_of([&] { grad_sum(a, rand({2})); }), Code::kShapeMismatch);
+
+  // In place, from another CPU device (they share memory); a NaN propagates.
+  Tensor grad = rand({2, 3}, false);
+  const auto before = values(grad);
+  std::vector<double> nan_row = {1.0, std::nan(""), -2.0};
+  Tensor g = ops::from_host(ctx_, {3}, DType::kFloat64, cpu(1), nan_row.data());
+  const uint64_t version = grad.version();
+  grad_accumulate_(grad, g);
+  EXPECT_GT(grad.version(), version);
+  const auto after = values(grad);
+  for (size_t k = 0; k < 6; ++k) {
+    if (k % 3 == 1) {
+      EXPECT_TRUE(std::isnan(after[k])) << k;
+    } else {
+      EXPECT_DOUBLE_EQ(after[k], before[k] + nan_row[k % 3]) << k;
+    }
+  }
+  EXPECT_EQ(code_of([&] { grad_accumulate_(b.detach(), a); }), Code::kShapeMismatch);
+  EXPECT_EQ(code_of([&] { grad_accumulate_(grad, ops::to_dtype(a.detach(), DType::kFloat32)); }),
+            Code::kDtypeMismatch);
+
+  Tensor ones = grad_ones(ctx_, {1}, DType::kFloat32, cpu(1));
+  EXPECT_EQ(ones.device(), cpu(1));
+  EXPECT_EQ(values(ones), std::vector<double>{1.0});
+  EXPECT_EQ(code_of([&] { grad_ones(ctx_, {1}, DType::kFloat32, cpu(2)); }), Code::kOutOfRange);
 }
 
 // A tensor used by several ops gets the sum of their gradients. Large CPU sums are done in

@@ -17,7 +17,7 @@
 
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "finishes_within.h"
 #include "nn/layers.h"

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "io/safetensors.h"
 #include "ops/ops.h"

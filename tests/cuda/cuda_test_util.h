@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "ops/ops.h"
 
 namespace dp::cuda_test {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "error.h"
 #include "fuzz_input.h"
 #include "io/safetensors.h"

@@ -1,4 +1,4 @@
-#include "device/context.h"
+#include "context/context.h"
 
 #include <dlfcn.h>
 #include <sched.h>

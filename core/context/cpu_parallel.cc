@@ -1,4 +1,4 @@
-#include "device/cpu/cpu_parallel.h"
+#include "context/cpu_parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "device/context.h"
+#include "context/context.h"
 #include "device/trace.h"
 #include "device/worker.h"
 
