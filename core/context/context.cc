@@ -153,10 +153,14 @@ int Context::device_count(DeviceType type) const {
   return static_cast<int>(cuda_workers_.size());
 }
 
-void Context::check_device(Device device, const char* what) const {
+void Context::check_device_type(Device device, const char* what) {
   DP_CHECK(device.type == DeviceType::kCpu || device.type == DeviceType::kCuda, kInvalidArgument,
            what << " has device type " << static_cast<int>(device.type)
                 << ", which is neither CPU (0) nor CUDA (1)");
+}
+
+void Context::check_device(Device device, const char* what) const {
+  check_device_type(device, what);
   const int n = device_count(device.type);
   DP_CHECK(
       device.index >= 0 && device.index < n, kOutOfRange,

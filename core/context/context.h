@@ -41,7 +41,10 @@ class Context : public std::enable_shared_from_this<Context> {
   const ContextOptions& options() const { return options_; }
 
   int device_count(DeviceType type) const;
-  // Throws kOutOfRange naming `what` when the device does not exist.
+  // Throws kInvalidArgument naming `what` when the device's type is neither CPU nor CUDA.
+  static void check_device_type(Device device, const char* what);
+  // Throws as check_device_type, then kOutOfRange naming `what` when the device does not
+  // exist.
   void check_device(Device device, const char* what) const;
   // Devices of the accelerator in use: every CUDA device, else every CPU device.
   std::vector<Device> default_devices() const;

@@ -7,7 +7,6 @@
 #include "ops/op_util.h"
 #include "ops/ops.h"
 #include "parallel/alias_read_guard.h"
-#include "parallel/validate.h"
 #include "tensor/copy.h"
 
 namespace dp::comm {
@@ -68,7 +67,6 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
                                    << " but tensors[0] is on " << src.str());
   }
   auto ctx = tensors[0].context();
-  parallel::check_device_list(ctx.get(), devices, "devices");
 
   // Buckets: runs of tensors of one dtype, about bucket_bytes each.
   struct Bucket {
@@ -244,7 +242,6 @@ std::vector<int64_t> chunk_sizes(int64_t size, int64_t n) {
 
 std::vector<Tensor> scatter(const Tensor& x, const std::vector<Device>& devices,
                             const std::vector<int64_t>& sizes, int dim, bool alias_cpu) {
-  parallel::check_splittable(x, "scatter: x");
   DP_CHECK(sizes.size() <= devices.size(), kInvalidArgument,
            "scatter: " << sizes.size() << " chunks for " << devices.size() << " devices");
   const Tensor src = x.detach();

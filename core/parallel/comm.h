@@ -5,6 +5,9 @@
 // CPU devices share the host's memory. Where nothing writes through it, a tensor can
 // reach another CPU device as an alias instead of a copy; such aliases are marked
 // read-only, so an in-place write through one fails instead of reaching the other device.
+//
+// The stages above check the arguments (parallel/validate.h) before they get here: a
+// device list is not empty and names devices that exist, scatter's x is not 0-dim.
 #pragma once
 
 #include <vector>

@@ -1,8 +1,11 @@
-// The DataParallel pipeline's argument checks, done once where a call enters the
-// pipeline: DataParallel's constructor, data_parallel(), and each stage called on its own
-// (scatter_inputs, replicate, parallel_apply, gather_outputs, the C API's dp_scatter ...).
-// Every stage and the C API call these instead of checking device lists, chunk sizes and
-// 0-dim inputs themselves, so each check has one message and one error code.
+// The DataParallel pipeline's argument checks. Each public entry checks its arguments with
+// these: DataParallel's constructor, data_parallel() (which builds one), and each stage
+// (scatter_inputs, replicate, parallel_apply, gather_outputs), which is an entry too: the
+// C API's dp_scatter, dp_replicate, dp_parallel_apply and dp_gather call them on their
+// own, so inside the wrapper's forward a stage checks its already checked device list
+// again (a few comparisons per device). The layers below the stages (comm, functions)
+// take checked arguments and check none of this again. Nothing else checks device lists,
+// chunk sizes or 0-dim inputs, so each check has one message and one error code.
 //
 // The error-code rule (also written in dataparallel.h): a device index past the devices
 // that exist (or negative) is kOutOfRange; a malformed list (empty, a device type that is

@@ -1333,6 +1333,10 @@ CALL(data_parallel_create__device_id_cuda_without_cuda,
 CALL(data_parallel_create__device_id_repeated,
      dp_data_parallel_create(f->lin3, (const dp_device[]){CPU(1), CPU(1)}, 2, NULL, 0, NULL,
                              &o->dp))
+/* Mixed types are a malformed list on any machine, with or without a CUDA device 0. */
+CALL(data_parallel_create__device_ids_mixed_types,
+     dp_data_parallel_create(f->lin3, (const dp_device[]){CPU(0), CUDA(0)}, 2, NULL, 0, NULL,
+                             &o->dp))
 CALL(data_parallel_create__output_device_cpu_2,
      dp_data_parallel_create(f->lin3, (const dp_device[]){CPU(0), CPU(1)}, 2,
                              &(dp_device){DP_DEVICE_CPU, 2}, 0, NULL, &o->dp))
@@ -2759,6 +2763,8 @@ static const row kRows[] = {
         "device_ids[0] = cuda:0 but only 0 CUDA devices exist"),
     ROW(data_parallel_create__device_id_repeated, DP_ERR_INVALID_ARGUMENT,
         "device_ids[1] = cpu:1 repeats device_ids[0]"),
+    ROW(data_parallel_create__device_ids_mixed_types, DP_ERR_INVALID_ARGUMENT,
+        "device_ids[1] = cuda:0 is not of the same type as device_ids[0] = cpu:0"),
     ROW(data_parallel_create__output_device_cpu_2, DP_ERR_OUT_OF_RANGE,
         "output_device = cpu:2 but only 2 CPU devices exist"),
     ROW(data_parallel_create__output_device_type_5, DP_ERR_INVALID_ARGUMENT,
