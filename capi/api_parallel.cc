@@ -17,8 +17,6 @@ dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids
   return guard([&] {
     dp_module* m = check(module, "module");
     out_ptr(out, "out");
-    DP_CHECK(device_ids != nullptr || n_devices == 0, kInvalidArgument,
-             "device_ids is NULL but n_devices = " << n_devices);
     std::vector<dp::Device> ids = to_device_ids(device_ids, n_devices);
     const dp_data_parallel_options o =
         read_options(options, dp_data_parallel_options DP_DATA_PARALLEL_OPTIONS_INIT, "options",

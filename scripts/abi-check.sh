@@ -15,6 +15,7 @@
 # target only; ccache, when installed, makes a rebuild cheap). The baseline holds no paths or line numbers of the
 # machine that wrote it. docs/building.md says when the SONAME changes.
 set -euo pipefail
+caller_dir=$PWD
 cd "$(dirname "$0")/.."
 ABI_BUILD_DIR=${ABI_BUILD_DIR:-build-abi}
 JOBS=${JOBS:-$(nproc)}
@@ -27,6 +28,7 @@ while [ $# -gt 0 ]; do
     --update) update=1 ;;
     --library)
       library=${2:?"--library needs a file"}
+      case "$library" in /*) ;; *) library="$caller_dir/$library" ;; esac
       shift
       ;;
     *)

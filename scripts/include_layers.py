@@ -3,7 +3,8 @@
 
 Each folder of core/ is a layer, and a layer may include only its own folder and the
 layers below it. The script reads every source file of core/, resolves each
-#include "..." against core/ (the core's include directory), prints one line per arrow
+#include "..." as the preprocessor does (beside the including file, then in core/, the
+core's include directory), prints one line per arrow
 between two folders with the number of includes behind it, and exits 1 naming the file
 and the include of every arrow that points upward (from a lower layer to a higher one),
 or of a file in a folder that is no layer. Files at core/'s root (error.h) sit below
@@ -42,7 +43,8 @@ def main() -> int:
     if not core.is_dir():
         print(f"include_layers: {core} is not a directory", file=sys.stderr)
         return 2
-    rank = {name: i for i, name in enumerate(LAYERS)}
+    # core/'s root (error.h) sits below every layer.
+    rank = {"": -1, **{name: i for i, name in enumerate(LAYERS)}}
     arrows = {}  # (from folder, to folder) -> count
     upward = []  # (file, include, from folder, to folder)
     errors = []
@@ -53,10 +55,18 @@ def main() -> int:
             errors.append(f"{rel}: folder {src}/ is no layer (add it to LAYERS)")
             continue
         for include in INCLUDE.findall(source.read_text(encoding="utf-8", errors="replace")):
-            if not (core / include).is_file():
+            # As the preprocessor looks for "...": beside the including file first, then
+            # in core/ (the core's include directory).
+            target = None
+            for base in (source.parent, core):
+                candidate = (base / include).resolve()
+                if candidate.is_file() and candidate.is_relative_to(core.resolve()):
+                    target = candidate
+                    break
+            if target is None:
                 continue  # not the core's own header (a plugin's, a generated one)
-            dst = folder_of(pathlib.PurePosixPath(include))
-            if dst == src or not dst or not src:
+            dst = folder_of(pathlib.PurePosixPath(target.relative_to(core.resolve()).as_posix()))
+            if dst == src:
                 continue
             if dst not in rank:
                 errors.append(f"{rel}: includes \"{include}\" from folder {dst}/, which is no layer")
@@ -68,9 +78,9 @@ def main() -> int:
     print("layers, bottom first: " + " < ".join(LAYERS))
     for (src, dst), count in sorted(arrows.items(), key=lambda a: (rank[a[0][0]], rank[a[0][1]])):
         direction = "UP  " if rank[dst] > rank[src] else "down"
-        print(f"  {direction} {src:>10} -> {dst:<10} {count:3d} include(s)")
+        print(f"  {direction} {src or '(root)':>10} -> {dst or '(root)':<10} {count:3d} include(s)")
     for rel, include, src, dst in upward:
-        errors.append(f"{rel}: #include \"{include}\" points upward ({src} -> {dst}); "
+        errors.append(f"{rel}: #include \"{include}\" points upward ({src or '(root)'} -> {dst}); "
                       f"layers, bottom first: {', '.join(LAYERS)}")
     for e in errors:
         print("error: " + e, file=sys.stderr)

@@ -18,7 +18,7 @@ namespace dp {
 
 namespace {
 
-// SPEC 3.1: every parameter and buffer on device_ids[0], or an error naming both devices.
+// docs/spec.md 3.1: every parameter and buffer on device_ids[0], or an error naming both devices.
 void check_module_on(const Module& module, Device want) {
   for (const auto& [name, t] : module.state()) {
     DP_CHECK(t.device() == want, kDeviceMismatch,
@@ -112,7 +112,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
       parallel::scatter_inputs(inputs, broadcast, device_ids_, so, stats_);
   last_devices_ = scattered.devices;
   if (inputs.empty()) {
-    // No inputs: the module runs once, on device_ids[0] (SPEC 3.3); with several devices
+    // No inputs: the module runs once, on device_ids[0] (docs/spec.md 3.3); with several devices
     // its outputs are then gathered as one replica's, as PyTorch does.
     last_devices_ = {device_ids_[0]};
     PhaseTimer timer(stats_.get(), Phase::kApply);
@@ -120,7 +120,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     return {(*parallel::lone_replica(*module_, stats_))({})};
   }
   if (runs_directly()) {
-    // One device: the module itself on its chunk, no gather (SPEC 3.4).
+    // One device: the module itself on its chunk, no gather (docs/spec.md 3.4).
     PhaseTimer timer(stats_.get(), Phase::kApply);
     return {module_->run_forward_on(device_ids_[0],
                                     [&] { return module_->forward(scattered.inputs[0]); })};
@@ -159,7 +159,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
   if (skip_first) running.erase(running.begin());
   // The running replicas' buffer versions before they run: buffer sync averages only the
   // buffers some replica wrote, and a cached replica set whose buffers a forward wrote is
-  // dropped (the next forward would see their writes, which SPEC 5 says are lost).
+  // dropped (the next forward would see their writes, which docs/spec.md 5 says are lost).
   // (A lone replica writes the original's own buffers: nothing to average.)
   const bool sync = options_.buffer_sync == BufferSync::kAverage && module_->is_training() &&
                     (running.size() > 1 || skip_first);

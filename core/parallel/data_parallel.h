@@ -1,4 +1,4 @@
-// DataParallel (torch/nn/parallel/data_parallel.py, SPEC.md sections 2, 3 and 8): scatter
+// DataParallel (torch/nn/parallel/data_parallel.py, docs/spec.md sections 2, 3 and 8): scatter
 // the inputs, replicate the module, run the replicas in parallel, gather the outputs.
 // Backward is the ordinary backward() call: gather, scatter and broadcast are recorded
 // like any op, so the original module's gradients become the sum over replicas.
@@ -94,13 +94,13 @@ class DataParallel {
   parallel::StateVersions cached_versions_;
 };
 
-// SPEC section 2's imbalance check on the devices' total memory and multiprocessor
+// docs/spec.md section 2's imbalance check on the devices' total memory and multiprocessor
 // counts: the warning naming the weaker and the stronger device, or "" when balanced.
 std::string imbalance_warning(const std::vector<Device>& devices,
                               const std::vector<uint64_t>& memory,
                               const std::vector<int>& multiprocessors);
 
-// The functional form (SPEC section 8): one forward of a DataParallel with default options
+// The functional form (docs/spec.md section 8): one forward of a DataParallel with default options
 // (the same pipeline and checks), without moving the module and without the imbalance
 // check. module must be on device_ids[0].
 std::vector<Tensor> data_parallel(Module& module, const std::vector<Tensor>& inputs,

@@ -64,7 +64,7 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
       broadcast(params, devices, options.bucket_bytes, options.alias_cpu, stats);
   // Buffers are state: copies, never aliases (replica 0 updates its own in place), and
   // detached, except those that require grad, whose replicas' gradients are summed back
-  // into the original as a parameter's are (SPEC 5, PyTorch's replicate).
+  // into the original as a parameter's are (docs/spec.md 5, PyTorch's replicate).
   std::vector<Tensor> state, differentiable;
   for (const Tensor& b : buffers) (b.requires_grad() ? differentiable : state).push_back(b);
   const auto differentiable_copies =

@@ -30,7 +30,7 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
 // The one replica of a forward whose batch made a single chunk (or had no inputs) under
 // DataParallel over several devices. PyTorch replicates to that one device, and its
 // replica's parameters are broadcast copies: once backward reaches one of them, every
-// parameter gets a gradient, zeros for those the forward did not use (SPEC 5; likewise,
+// parameter gets a gradient, zeros for those the forward did not use (docs/spec.md 5; likewise,
 // separately, the buffers that require grad). This replica is a shallow copy of the tree
 // whose parameters and differentiable buffers alias the module's through such a recorded
 // broadcast to their own device, and whose other buffers are the module's own, so its

@@ -1,5 +1,5 @@
 // Scatter of a forward's inputs and gather of its outputs (torch/nn/parallel/
-// scatter_gather.py), with autograd: SPEC.md sections 4 and 7.
+// scatter_gather.py), with autograd: docs/spec.md sections 4 and 7.
 #pragma once
 
 #include <functional>

@@ -16,7 +16,7 @@ static void usage(FILE* f) {
           "usage: dp-train [options]\n"
           "Trains a model on Fashion-MNIST with DataParallel over the chosen devices.\n\n"
           "  --model mlp|cnn         the models of torch_reference.py (default mlp)\n"
-          "  --epochs N              passes over the training set, 1 or more (default 5)\n"
+          "  --epochs N              the last epoch to train, 1 to 100000 (default 5)\n"
           "  --batch N               global batch, split over the devices (default 256)\n"
           "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
           "  --momentum X            SGD momentum (default 0.9)\n"

@@ -90,7 +90,9 @@ DP_EXPORT const char* dp_version_string(void);
 /*
  * One rule for arguments, in every function: a malformed argument (NULL where a value is
  * needed, a handle of the wrong kind, a bad enum such as a device type that is neither
- * CPU nor CUDA, an empty or repeated device list, a count that does not match its array)
+ * CPU nor CUDA, an empty device list, a repeated or mixed-type one where the function
+ * refuses it (dp_data_parallel_create, dp_data_parallel_apply), a count that does not
+ * match its array)
  * is DP_ERR_INVALID_ARGUMENT; a well-formed index past what exists (a device index past
  * the devices of its type, or negative; a dimension, a parameter index, a missing name;
  * an output capacity too small) is DP_ERR_OUT_OF_RANGE. The device lists of

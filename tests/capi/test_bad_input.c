@@ -2751,7 +2751,7 @@ static const row kRows[] = {
         "module is not a live dp_module handle"),
     ROW(data_parallel_create__out_null, DP_ERR_INVALID_ARGUMENT, "out is NULL"),
     ROW(data_parallel_create__device_ids_null_with_count, DP_ERR_INVALID_ARGUMENT,
-        "device_ids is NULL but n_devices = 2"),
+        "device_ids is NULL but its count is 2"),
     ROW(data_parallel_create__device_ids_empty, DP_ERR_INVALID_ARGUMENT,
         "device_ids is empty (n_devices = 0)"),
     ROW(data_parallel_create__device_id_cpu_2, DP_ERR_OUT_OF_RANGE,

@@ -1,5 +1,5 @@
 /*
- * DataParallel through the C API: one test per rule of SPEC.md sections 2 to 8 and the
+ * DataParallel through the C API: one test per rule of docs/spec.md sections 2 to 8 and the
  * [better] items of sections 4-7 and 9 that the API exposes.
  *
  * Every expected value is computed here by hand (closed forms over the inputs the test

@@ -330,7 +330,7 @@ TEST(DataParallelReplicas, BackwardSeesAWriteToTheOriginalThroughTheAlias) {
   expect_state_error([&] { backward({ops::sum(y)}, {}); }, "was modified in place since");
 }
 
-// SPEC 6: replicas, inputs and devices must have equal lengths. (The C API's
+// docs/spec.md 6: replicas, inputs and devices must have equal lengths. (The C API's
 // dp_parallel_apply takes one count for all three, so only the core can be handed lists
 // of different lengths.)
 TEST(DataParallelApply, ReplicasInputsAndDevicesOfDifferentLengthsAreRejected) {
@@ -394,7 +394,7 @@ TEST(DataParallelBuffers, BatchNormStatisticsComeFromReplicaZeroOrTheAverage) {
   }
 }
 
-// Replica caching (SPEC 5) keeps replicas only while they are what replicate() would make
+// Replica caching (docs/spec.md 5) keeps replicas only while they are what replicate() would make
 // now: the original's tensors unchanged, and its train/eval flags unchanged.
 Tensor rows_4x2(const std::shared_ptr<Context>& ctx, float scale) {
   std::vector<float> v{1, 10, 3, 20, 5, 40, 11, 60};
@@ -455,7 +455,7 @@ TEST(DataParallelBuffers, BufferSyncLeavesABufferNoReplicaWroteBitForBit) {
 
 TEST(DataParallelCache, AReplicasWriteToItsOwnBufferIsNotSeenByTheNextForward) {
   // chunk_sizes leave replica 0 out, so the original's buffer never changes; replicas 1
-  // and 2 add 1 to their copies. Those writes are lost (SPEC 5), cached replicas or not:
+  // and 2 add 1 to their copies. Those writes are lost (docs/spec.md 5), cached replicas or not:
   // every forward adds the original's 0.
   for (bool cache : {false, true}) {
     auto ctx = make_ctx(3);
@@ -575,7 +575,7 @@ TEST(DataParallelReplicas, OneChunkOnAnotherDeviceIsGatheredToTheOutputDevice) {
 
 TEST(DataParallelReplicas, BuffersThatRequireGradGetTheSumOfTheReplicasGradients) {
   // out = x * b with b a buffer that requires grad: d(sum out)/db = the column sums of x
-  // over the whole batch, which only the replicas together see (SPEC 5: only buffers
+  // over the whole batch, which only the replicas together see (docs/spec.md 5: only buffers
   // that do not require grad are broadcast detached).
   auto ctx = make_ctx(2);
   auto m = std::make_shared<CallbackModule>(
@@ -596,7 +596,7 @@ TEST(DataParallelReplicas, BuffersThatRequireGradGetTheSumOfTheReplicasGradients
 }
 
 TEST(DataParallelReplicas, AParameterALoneReplicaDoesNotUseGetsAZeroGradientAsWithSeveral) {
-  // SPEC 5: a parameter used by no replica gets a zero gradient. A batch of one row makes
+  // docs/spec.md 5: a parameter used by no replica gets a zero gradient. A batch of one row makes
   // one chunk, and a forward without inputs runs once: PyTorch runs that lone replica on a
   // broadcast copy, whose backward gives the zeros; ours is the original itself, and must
   // give them too. Wrapper and functional form; the used parameter's gradient unchanged.
