@@ -1,8 +1,10 @@
 #include "autograd/accumulate_grad.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "autograd/grad_arith.h"
+#include "error.h"
 #include "tensor/copy.h"
 
 namespace dp {
@@ -32,7 +34,37 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else {
     grad_accumulate_(meta->grad, g);
   }
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(meta->mu);
+    for (const auto& entry : meta->post_accumulate_hooks) hooks.push_back(entry.second);
+  }
+  for (const auto& hook : hooks) hook();
   return {};
+}
+
+uint64_t add_post_accumulate_hook(const Tensor& leaf, std::function<void()> hook) {
+  static std::atomic<uint64_t> next_id{1};
+  DP_CHECK(leaf.defined() && leaf.requires_grad() && leaf.is_leaf(), kInvalidArgument,
+           "a post-accumulate hook needs a leaf tensor that requires grad");
+  AutogradMeta* meta = leaf.impl()->autograd.get();
+  const uint64_t id = next_id.fetch_add(1);
+  std::lock_guard<std::mutex> lock(meta->mu);
+  meta->post_accumulate_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
+void remove_post_accumulate_hook(const Tensor& leaf, uint64_t id) {
+  if (!leaf.defined() || !leaf.impl()->autograd) return;
+  AutogradMeta* meta = leaf.impl()->autograd.get();
+  std::lock_guard<std::mutex> lock(meta->mu);
+  auto& hooks = meta->post_accumulate_hooks;
+  for (auto it = hooks.begin(); it != hooks.end(); ++it) {
+    if (it->first == id) {
+      hooks.erase(it);
+      return;
+    }
+  }
 }
 
 }  // namespace dp

@@ -2,6 +2,8 @@
 // leaf's `grad` (taking the tensor over when nothing else holds it).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "autograd/node.h"
@@ -21,5 +23,12 @@ class AccumulateGrad final : public Node {
  private:
   Tensor leaf_;
 };
+
+// Registers hook to run each time a backward has accumulated into leaf's grad (leaf must
+// require grad); returns its id. The hook runs on a device worker, must not throw and
+// must not start a backward.
+uint64_t add_post_accumulate_hook(const Tensor& leaf, std::function<void()> hook);
+// Removes the hook with that id (no-op when there is none).
+void remove_post_accumulate_hook(const Tensor& leaf, uint64_t id);
 
 }  // namespace dp

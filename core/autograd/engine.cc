@@ -52,6 +52,8 @@ struct GraphTask {
   // device, or the graph finished. The caller spins on it before it sleeps on done_cv.
   std::atomic<uint64_t> signals{0};
 
+  std::vector<std::function<void()>> callbacks;  // queue_backward_callback's, under mu
+
   bool finished() const {
     for (const auto& [k, active] : draining) {
       if (active && k != caller_key) return false;
@@ -66,6 +68,15 @@ struct GraphTask {
 };
 
 void drain(const std::shared_ptr<GraphTask>& task, Device device);
+
+// The backward whose node this thread is running (for queue_backward_callback).
+thread_local GraphTask* t_current_task = nullptr;
+
+struct CurrentTask {
+  explicit CurrentTask(GraphTask* task) : saved(t_current_task) { t_current_task = task; }
+  ~CurrentTask() { t_current_task = saved; }
+  GraphTask* saved;
+};
 
 // Queues a node whose gradients are complete. Caller holds task->mu.
 void enqueue(const std::shared_ptr<GraphTask>& task, const std::shared_ptr<Node>& node) {
@@ -125,6 +136,7 @@ void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
 // Runs the ready nodes of one device until its queue is empty.
 void drain(const std::shared_ptr<GraphTask>& task, Device device) {
   GradModeGuard no_grad(false);
+  CurrentTask current(task.get());
   const DeviceKey key = key_of(device);
   for (;;) {
     std::shared_ptr<Node> node;
@@ -313,6 +325,15 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
     task->error = nullptr;
   }
   if (error) std::rethrow_exception(error);
+  // The graph is done, and no drain touches the task any more: run what hooks queued.
+  for (size_t i = 0; i < task->callbacks.size(); ++i) task->callbacks[i]();
+}
+
+void queue_backward_callback(std::function<void()> fn) {
+  GraphTask* task = t_current_task;
+  DP_CHECK(task != nullptr, kState, "queue_backward_callback outside a backward");
+  std::lock_guard<std::mutex> lock(task->mu);
+  task->callbacks.push_back(std::move(fn));
 }
 
 }  // namespace dp

@@ -5,6 +5,7 @@
 // on one device runs in one worker task without hand-offs.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "tensor/tensor.h"
@@ -20,5 +21,12 @@ struct BackwardOptions {
 // every running node has stopped. Must not be called from a device worker.
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads,
               const BackwardOptions& options = {});
+
+// Queues fn to run on backward's calling thread once the running backward's graph has
+// finished without error, in the order queued (PyTorch's Engine::queue_callback): a
+// gradient hook uses it to wait for what it started. Call it only from inside a
+// backward (a node or a post-accumulate hook); elsewhere it throws kState. A callback's
+// exception becomes backward's.
+void queue_backward_callback(std::function<void()> fn);
 
 }  // namespace dp

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -53,7 +54,10 @@ struct AutogradMeta {
   uint32_t output_nr = 0;
   Tensor grad;                           // leaves only
   std::weak_ptr<Node> grad_accumulator;  // leaves only: their AccumulateGrad node
-  std::mutex mu;                         // guards grad_accumulator's creation
+  std::mutex mu;                         // guards grad_accumulator's creation and the hooks
+  // Run after AccumulateGrad has added into grad (PyTorch's post-accumulate-grad hooks),
+  // on the thread that ran it, with the id add_post_accumulate_hook returned.
+  std::vector<std::pair<uint64_t, std::function<void()>>> post_accumulate_hooks;
 };
 
 }  // namespace dp

@@ -77,21 +77,18 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
   return ctx;
 }
 
-void Context::load_cuda() {
-  std::string path;
-  if (const char* env = std::getenv("DP_CUDA_PLUGIN"); env && *env) {
-    path = env;
-  } else {
-    const std::string dir = directory_of_this_library();
-    for (const std::string& candidate :
-         {dir + "/libdataparallel_cuda.so", dir + "/../lib/libdataparallel_cuda.so"}) {
-      if (access(candidate.c_str(), R_OK) == 0) {
-        path = candidate;
-        break;
-      }
-    }
-    if (path.empty()) path = "libdataparallel_cuda.so";
+std::string plugin_path(const char* env_var, const char* file_name) {
+  if (const char* env = std::getenv(env_var); env && *env) return env;
+  const std::string dir = directory_of_this_library();
+  const std::string name = file_name;
+  for (const std::string& candidate : {dir + "/" + name, dir + "/../lib/" + name}) {
+    if (access(candidate.c_str(), R_OK) == 0) return candidate;
   }
+  return name;  // the dynamic loader's search path
+}
+
+void Context::load_cuda() {
+  const std::string path = plugin_path("DP_CUDA_PLUGIN", "libdataparallel_cuda.so");
   cuda_plugin_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!cuda_plugin_) {
     const char* why = dlerror();

@@ -107,6 +107,11 @@ class Context : public std::enable_shared_from_this<Context> {
 // The most CPU devices a context takes (each has a worker thread).
 constexpr int kMaxCpuDevices = 4096;
 
+// Where a plugin is loaded from: the environment variable's value when set, else
+// file_name beside libdataparallel.so (or in ../lib from it) when there, else file_name
+// alone (the dynamic loader's search path).
+std::string plugin_path(const char* env_var, const char* file_name);
+
 // Number of CPU devices a context gets by default: DP_CPU_DEVICES if set, else the cores
 // this process may run on. Throws kInvalidArgument for a malformed DP_CPU_DEVICES.
 int default_cpu_devices();
