@@ -18,24 +18,7 @@ dp_result dp_data_parallel_create(dp_module* module, const dp_device* device_ids
     dp_module* m = check(module, "module");
     out_ptr(out, "out");
     std::vector<dp::Device> ids = to_device_ids(device_ids, n_devices);
-    const dp_data_parallel_options o =
-        read_options(options, dp_data_parallel_options DP_DATA_PARALLEL_OPTIONS_INIT, "options",
-                     {"dp_data_parallel_options", "DP_DATA_PARALLEL_OPTIONS_INIT",
-                      offsetof(dp_data_parallel_options, chunk_sizes)});
-    DP_CHECK(o.chunk_sizes != nullptr || o.n_chunk_sizes == 0, kInvalidArgument,
-             "options->chunk_sizes is NULL but n_chunk_sizes = " << o.n_chunk_sizes);
-    DP_CHECK(
-        o.buffer_sync == DP_BUFFER_SYNC_NONE || o.buffer_sync == DP_BUFFER_SYNC_AVERAGE,
-        kInvalidArgument,
-        "options->buffer_sync = " << static_cast<int>(o.buffer_sync) << " is not a dp_buffer_sync");
-    dp::DataParallelOptions dpo;
-    if (o.chunk_sizes) dpo.chunk_sizes.assign(o.chunk_sizes, o.chunk_sizes + o.n_chunk_sizes);
-    dpo.no_gather = o.no_gather != 0;
-    dpo.cache_replicas = o.cache_replicas != 0;
-    dpo.buffer_sync =
-        o.buffer_sync == DP_BUFFER_SYNC_AVERAGE ? dp::BufferSync::kAverage : dp::BufferSync::kNone;
-    dpo.alias_cpu = o.alias_cpu != 0;
-    if (o.bucket_bytes) dpo.bucket_bytes = o.bucket_bytes;
+    dp::DataParallelOptions dpo = data_parallel_options(options, "options");
     std::optional<dp::Device> output;
     if (output_device) output = to_core(*output_device);
     auto h = std::make_unique<dp_data_parallel>();

@@ -1,6 +1,9 @@
 #include "capi/handles.h"
 
 #include <algorithm>
+#include <cstddef>
+
+#include "capi/options.h"
 
 namespace dp::capi {
 
@@ -51,6 +54,20 @@ dp_optimizer* check(const dp_optimizer* h, const char* arg) {
   DP_CHECK(h->tag == Tag::kOptimizer, kInvalidArgument,
            arg << " is not a live dp_optimizer handle (released, or another kind of handle)");
   return const_cast<dp_optimizer*>(h);
+}
+
+dp_process_group* check(const dp_process_group* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kProcessGroup, kInvalidArgument,
+           arg << " is not a live dp_process_group handle (released, or another kind of handle)");
+  return const_cast<dp_process_group*>(h);
+}
+
+dp_ddp* check(const dp_ddp* h, const char* arg) {
+  DP_CHECK(h != nullptr, kInvalidArgument, arg << " is NULL");
+  DP_CHECK(h->tag == Tag::kDdp, kInvalidArgument,
+           arg << " is not a live dp_ddp handle (released, or another kind of handle)");
+  return const_cast<dp_ddp*>(h);
 }
 
 dp_data_parallel* check(const dp_data_parallel* h, const char* arg) {
@@ -257,6 +274,29 @@ std::map<std::string, std::string> to_metadata(const dp_metadata_entry* metadata
         str_arg(metadata[i].value, (idx + ".value").c_str());
   }
   return meta;
+}
+
+dp::DataParallelOptions data_parallel_options(const dp_data_parallel_options* options,
+                                              const char* arg) {
+  const dp_data_parallel_options o =
+      read_options(options, dp_data_parallel_options DP_DATA_PARALLEL_OPTIONS_INIT, arg,
+                   {"dp_data_parallel_options", "DP_DATA_PARALLEL_OPTIONS_INIT",
+                    offsetof(dp_data_parallel_options, chunk_sizes)});
+  DP_CHECK(o.chunk_sizes != nullptr || o.n_chunk_sizes == 0, kInvalidArgument,
+           arg << "->chunk_sizes is NULL but n_chunk_sizes = " << o.n_chunk_sizes);
+  DP_CHECK(
+      o.buffer_sync == DP_BUFFER_SYNC_NONE || o.buffer_sync == DP_BUFFER_SYNC_AVERAGE,
+      kInvalidArgument,
+      arg << "->buffer_sync = " << static_cast<int>(o.buffer_sync) << " is not a dp_buffer_sync");
+  dp::DataParallelOptions dpo;
+  if (o.chunk_sizes) dpo.chunk_sizes.assign(o.chunk_sizes, o.chunk_sizes + o.n_chunk_sizes);
+  dpo.no_gather = o.no_gather != 0;
+  dpo.cache_replicas = o.cache_replicas != 0;
+  dpo.buffer_sync =
+      o.buffer_sync == DP_BUFFER_SYNC_AVERAGE ? dp::BufferSync::kAverage : dp::BufferSync::kNone;
+  dpo.alias_cpu = o.alias_cpu != 0;
+  if (o.bucket_bytes) dpo.bucket_bytes = o.bucket_bytes;
+  return dpo;
 }
 
 }  // namespace dp::capi

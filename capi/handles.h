@@ -13,6 +13,8 @@
 
 #include "context/context.h"
 #include "dataparallel/dataparallel.h"
+#include "distributed/ddp.h"
+#include "distributed/process_group.h"
 #include "error.h"
 #include "nn/module.h"
 #include "optim/optimizer.h"
@@ -27,6 +29,8 @@ enum class Tag : uint32_t {
   kModule = 0x44504d44,   // "DPMD"
   kOptimizer = 0x44504f50,
   kDataParallel = 0x44504450,
+  kProcessGroup = 0x44505047,  // "DPPG"
+  kDdp = 0x44504444,           // "DPDD"
   kDead = 0xdeadbeef,
 };
 
@@ -67,6 +71,19 @@ struct dp_data_parallel {
   dp_context* ctx = nullptr;
 };
 
+struct dp_process_group {
+  dp::capi::Tag tag = dp::capi::Tag::kProcessGroup;
+  std::shared_ptr<dp::ProcessGroup> rep;  // a DDP holds its own reference
+  dp_context* ctx = nullptr;
+};
+
+struct dp_ddp {
+  dp::capi::Tag tag = dp::capi::Tag::kDdp;
+  std::unique_ptr<dp::DistributedDataParallel> rep;
+  dp_module* module = nullptr;  // one reference: what dp_ddp_module hands out
+  dp_context* ctx = nullptr;
+};
+
 struct dp_optimizer {
   dp::capi::Tag tag = dp::capi::Tag::kOptimizer;
   std::unique_ptr<dp::Optimizer> rep;
@@ -91,6 +108,13 @@ dp_tensor* check(const dp_tensor* h, const char* arg);
 dp_module* check(const dp_module* h, const char* arg);
 dp_optimizer* check(const dp_optimizer* h, const char* arg);
 dp_data_parallel* check(const dp_data_parallel* h, const char* arg);
+dp_process_group* check(const dp_process_group* h, const char* arg);
+dp_ddp* check(const dp_ddp* h, const char* arg);
+
+// A dp_data_parallel_options read by struct_size and checked, named `arg` in errors
+// (NULL: the defaults).
+dp::DataParallelOptions data_parallel_options(const dp_data_parallel_options* options,
+                                              const char* arg);
 
 // --- arrays in and out: every C array argument passes through one of these ---
 

@@ -26,7 +26,7 @@ import sys
 # modules, optim/ the optimizers; parallel/ is the DataParallel pipeline over modules; io/
 # reads and writes tensors, modules and optimizers.
 LAYERS = ["device", "device/cpu", "context", "tensor", "autograd", "ops", "nn", "optim",
-          "parallel", "io"]
+          "parallel", "distributed", "io"]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SOURCES = (".h", ".cc", ".cpp", ".hpp")

@@ -11,6 +11,7 @@ PACKAGES=(
   # build
   cmake g++ make pkg-config
   libdnnl-dev            # oneDNN: the CPU kernels
+  openmpi-bin libopenmpi-dev   # MPI: the process group's plugin and mpirun for its tests
   ocl-icd-opencl-dev     # OpenCL, which Debian's oneDNN CMake config requires (libdnnl-dev
                          # only recommends it, and recommends are not installed)
   zlib1g-dev             # reading the gzip'd IDX files
@@ -23,6 +24,7 @@ PACKAGES=(
   binutils               # nm and readelf in the CUDA plugin's export check
   abigail-tools          # abidw and abidiff: scripts/abi-check.sh against abi/libdataparallel.abi
   python3 python3-numpy python3-pytest
+  python3-mpi4py         # the Python test of a process group over mpi4py's communicator
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
   patchelf               # auditwheel repair rewrites the wheel's RPATHs and sonames with it
   locales                # localedef: a checkpoint test runs under a decimal-comma locale

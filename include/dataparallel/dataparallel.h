@@ -68,7 +68,7 @@ extern "C" {
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define DP_VERSION_NUMBER (DP_VERSION_MAJOR * 10000 + DP_VERSION_MINOR * 100 + DP_VERSION_PATCH)
 /** The newest dp_api table version this header describes (see dp_get_api). */
-#define DP_API_VERSION 1
+#define DP_API_VERSION 2
 
 /** The library's version number at run time (same encoding as DP_VERSION_NUMBER). */
 DP_EXPORT uint32_t dp_version_number(void);
@@ -998,6 +998,156 @@ DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* 
                                            size_t* n_outputs);
 
 /* ---------------------------------------------------------------------------------- */
+/* Distributed: process groups and DistributedDataParallel (docs/distributed.md)       */
+/* ---------------------------------------------------------------------------------- */
+
+/**
+ * A process group: the ranks of a job started by mpirun, mpiexec or srun, and the
+ * collectives between them (torch.distributed's process group). The collectives run on
+ * MPI through the plugin libdataparallel_mpi.so, loaded on the first group (beside this
+ * library, or DP_MPI_PLUGIN): a program that creates no group never loads MPI. Each runs
+ * on the group's communication thread, in the order issued; the calls below wait for it.
+ * A wait that lasts past the group's timeout prints which collective it waited for and
+ * aborts the whole job (MPI_Abort), so a dead rank stops the others instead of hanging
+ * them. CUDA tensors pass through host memory.
+ */
+typedef struct dp_process_group dp_process_group;
+
+typedef struct dp_process_group_options {
+  size_t struct_size;
+  /** Seconds a collective may wait before the job is aborted; 0: DP_DISTRIBUTED_TIMEOUT
+      (seconds) when set, else 300. */
+  double timeout_seconds;
+} dp_process_group_options;
+
+#define DP_PROCESS_GROUP_OPTIONS_INIT { sizeof(dp_process_group_options), 0.0 }
+
+typedef enum dp_reduce_op {
+  DP_REDUCE_SUM = 0,
+  DP_REDUCE_AVERAGE = 1, /**< the sum divided by the group's size (floating tensors) */
+  DP_REDUCE_MAX = 2,
+  DP_REDUCE_MIN = 3,
+  DP_ENUM_RANGE(DP_REDUCE_OP)
+} dp_reduce_op;
+
+/**
+ * A group of every rank of the MPI environment this process was started in. MPI is
+ * initialised here (MPI_THREAD_MULTIPLE) unless the program did it, and then finalised
+ * when the last such group is released; MPI starts once per process, so keep the group
+ * for the program's life. options may be NULL. Collective: every rank calls it.
+ * Errors: DP_ERR_NOT_SUPPORTED when the MPI plugin cannot be loaded (the message names
+ * the file and why); DP_ERR_BACKEND when MPI cannot start, or the program initialised
+ * it below MPI_THREAD_SERIALIZED.
+ */
+DP_EXPORT dp_result dp_process_group_from_mpi(dp_context* ctx,
+                                              const dp_process_group_options* options,
+                                              dp_process_group** out);
+/**
+ * A group over a communicator the caller owns, passed as its Fortran handle
+ * (MPI_Comm_c2f(comm) in C; comm.py2f() in mpi4py), which MPI defines the same way in
+ * every implementation. MPI must be initialised with MPI_THREAD_SERIALIZED or more, and
+ * stays the caller's: release the group before MPI_Finalize. The group works on its own
+ * duplicate of the communicator. Collective over the communicator.
+ */
+DP_EXPORT dp_result dp_process_group_from_mpi_comm(dp_context* ctx, int64_t fortran_comm,
+                                                   const dp_process_group_options* options,
+                                                   dp_process_group** out);
+/** This rank, the ranks in the group, and the same among the ranks of this machine. */
+DP_EXPORT dp_result dp_process_group_rank(const dp_process_group* group, int32_t* rank);
+DP_EXPORT dp_result dp_process_group_size(const dp_process_group* group, int32_t* size);
+DP_EXPORT dp_result dp_process_group_local_rank(const dp_process_group* group, int32_t* rank);
+DP_EXPORT dp_result dp_process_group_local_size(const dp_process_group* group, int32_t* size);
+/** In place: every rank's tensor (same shape and dtype on all) becomes the reduction. */
+DP_EXPORT dp_result dp_process_group_allreduce(dp_process_group* group, dp_tensor* tensor,
+                                               dp_reduce_op op);
+/** In place: every rank's tensor becomes rank root's. DP_ERR_OUT_OF_RANGE for a root
+    outside the group. */
+DP_EXPORT dp_result dp_process_group_broadcast(dp_process_group* group, dp_tensor* tensor,
+                                               int32_t root);
+/** Every rank's tensor (same shape on all), concatenated along dim 0 in rank order (a
+    0-dim tensor gives a vector), as a new reference in *out on the tensor's device. */
+DP_EXPORT dp_result dp_process_group_allgather(dp_process_group* group, const dp_tensor* tensor,
+                                               dp_tensor** out);
+DP_EXPORT dp_result dp_process_group_barrier(dp_process_group* group);
+/** Releases the handle; the group ends when no DDP uses it any more. */
+DP_EXPORT void dp_process_group_release(dp_process_group* group);
+
+/**
+ * DistributedDataParallel, hierarchical: inside this rank the module runs as a
+ * DataParallel over the rank's devices (one or several, CPU or CUDA; with one, the
+ * module runs itself); across ranks, backward averages the gradients as PyTorch's DDP
+ * does. Each rank feeds its own share of the global batch. The parameters go into
+ * buckets (reverse order, the first up to first_bucket_bytes, the others up to
+ * bucket_bytes); a bucket's allreduce starts on the communication thread as soon as
+ * backward has produced its last gradient, so it overlaps the rest of backward, and
+ * dp_backward returns once every bucket is averaged. Parameters a step did not use get
+ * zero gradients (averaged with the ranks that used them).
+ */
+typedef struct dp_ddp dp_ddp;
+
+typedef struct dp_ddp_options {
+  size_t struct_size;
+  size_t bucket_bytes;       /**< 0: 25 MiB */
+  size_t first_bucket_bytes; /**< 0: 1 MiB */
+  /** Non-zero (default): rank 0's buffers (BatchNorm statistics) are broadcast to every
+      rank before each forward, as PyTorch's broadcast_buffers. */
+  int broadcast_buffers;
+  /** The DataParallel inside the rank; NULL: DP_DATA_PARALLEL_OPTIONS_INIT. Copied. */
+  const dp_data_parallel_options* local;
+} dp_ddp_options;
+
+#define DP_DDP_OPTIONS_INIT { sizeof(dp_ddp_options), 0, 0, 1, NULL }
+
+/**
+ * Wraps module (the wrapper takes its own reference) over group. device_ids: this rank's
+ * devices, as dp_data_parallel_create's; NULL for the default: the GPU of the local rank
+ * (cuda:(local_rank % GPUs)) where CUDA devices exist, else this rank's share of the CPU
+ * devices, cpu:0 .. cpu:(CPU devices / local size - 1), at least one. output_device,
+ * dim: as dp_data_parallel_create's. options may be NULL.
+ * Collective: every rank checks that the models agree (parameter and buffer names,
+ * shapes and dtypes) and then takes rank 0's parameters and buffers. When they differ,
+ * every rank fails with DP_ERR_INVALID_ARGUMENT and the same message naming the first
+ * difference ("rank 0 has parameter '1.weight' (float32, [256, 512]) where rank 1 has
+ * ..."). Other errors as dp_data_parallel_create.
+ */
+DP_EXPORT dp_result dp_ddp_create(dp_module* module, dp_process_group* group,
+                                  const dp_device* device_ids, size_t n_devices,
+                                  const dp_device* output_device, int32_t dim,
+                                  const dp_ddp_options* options, dp_ddp** out);
+/** One forward of this rank's batch; arguments, outputs and errors as
+    dp_data_parallel_forward. With broadcast_buffers, the buffers are broadcast first. */
+DP_EXPORT dp_result dp_ddp_forward(dp_ddp* ddp, dp_tensor* const* inputs, const int* broadcast,
+                                   size_t n_inputs, dp_tensor** outputs, size_t capacity,
+                                   size_t* n_outputs);
+/** The wrapped module (a new reference). */
+DP_EXPORT dp_result dp_ddp_module(const dp_ddp* ddp, dp_module** out);
+/** This rank's devices (*n receives their count; up to capacity are written). */
+DP_EXPORT dp_result dp_ddp_devices(const dp_ddp* ddp, dp_device* devices, size_t capacity,
+                                   size_t* n);
+/** The number of gradient buckets. */
+DP_EXPORT dp_result dp_ddp_bucket_count(const dp_ddp* ddp, size_t* n);
+/**
+ * sync 0: the backwards of the following forwards only accumulate local gradients
+ * (PyTorch's no_sync(), for gradient accumulation); 1 (default): the next backward
+ * averages the gradients, what accumulated included. Read at each forward.
+ */
+DP_EXPORT dp_result dp_ddp_set_grad_sync(dp_ddp* ddp, int sync);
+/**
+ * Uneven inputs (PyTorch's join()): with on non-zero, each forward first counts the
+ * ranks still training (a small allreduce), and a rank out of batches calls dp_ddp_join,
+ * which takes part in the others' collectives, with zero gradients, until every rank has
+ * joined; the gradients stay averaged over all ranks (the joined ones count as zeros).
+ * Then every rank takes the parameters and buffers of the rank that ran the most
+ * forwards (the highest such rank), whose optimizer saw every step. Every rank turns it
+ * on before its first forward and calls dp_ddp_join after its last batch; with grad
+ * mode on, each forward is followed by one backward.
+ */
+DP_EXPORT dp_result dp_ddp_set_uneven_inputs(dp_ddp* ddp, int on);
+/** See dp_ddp_set_uneven_inputs. DP_ERR_STATE when uneven inputs are off. */
+DP_EXPORT dp_result dp_ddp_join(dp_ddp* ddp);
+DP_EXPORT void dp_ddp_release(dp_ddp* ddp);
+
+/* ---------------------------------------------------------------------------------- */
 /* The function table                                                                */
 /* ---------------------------------------------------------------------------------- */
 
@@ -1170,6 +1320,31 @@ typedef struct dp_api {
   dp_result (*checkpoint_load)(dp_module*, dp_optimizer*, const char*);
   dp_result (*checkpoint_metadata)(const char*, const char*, char*, size_t, size_t*);
   dp_result (*tensor_context)(const dp_tensor*, dp_context**);
+  /* version 2 */
+  dp_result (*process_group_from_mpi)(dp_context*, const dp_process_group_options*,
+                                      dp_process_group**);
+  dp_result (*process_group_from_mpi_comm)(dp_context*, int64_t, const dp_process_group_options*,
+                                           dp_process_group**);
+  dp_result (*process_group_rank)(const dp_process_group*, int32_t*);
+  dp_result (*process_group_size)(const dp_process_group*, int32_t*);
+  dp_result (*process_group_local_rank)(const dp_process_group*, int32_t*);
+  dp_result (*process_group_local_size)(const dp_process_group*, int32_t*);
+  dp_result (*process_group_allreduce)(dp_process_group*, dp_tensor*, dp_reduce_op);
+  dp_result (*process_group_broadcast)(dp_process_group*, dp_tensor*, int32_t);
+  dp_result (*process_group_allgather)(dp_process_group*, const dp_tensor*, dp_tensor**);
+  dp_result (*process_group_barrier)(dp_process_group*);
+  void (*process_group_release)(dp_process_group*);
+  dp_result (*ddp_create)(dp_module*, dp_process_group*, const dp_device*, size_t,
+                          const dp_device*, int32_t, const dp_ddp_options*, dp_ddp**);
+  dp_result (*ddp_forward)(dp_ddp*, dp_tensor* const*, const int*, size_t, dp_tensor**, size_t,
+                           size_t*);
+  dp_result (*ddp_module)(const dp_ddp*, dp_module**);
+  dp_result (*ddp_devices)(const dp_ddp*, dp_device*, size_t, size_t*);
+  dp_result (*ddp_bucket_count)(const dp_ddp*, size_t*);
+  dp_result (*ddp_set_grad_sync)(dp_ddp*, int);
+  dp_result (*ddp_set_uneven_inputs)(dp_ddp*, int);
+  dp_result (*ddp_join)(dp_ddp*);
+  void (*ddp_release)(dp_ddp*);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

@@ -1,0 +1,193 @@
+#include "distributed/ddp.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "autograd/grad_mode.h"
+#include "error.h"
+#include "tensor/shape.h"
+
+namespace dp {
+
+namespace {
+
+// One line per parameter and buffer: what must agree between the ranks.
+std::vector<std::string> model_entries(const Module& module) {
+  std::vector<std::string> entries;
+  for (const auto& [kind, named] :
+       {std::pair<const char*, Module::Named>{"parameter", module.named_parameters()},
+        std::pair<const char*, Module::Named>{"buffer", module.named_buffers()}}) {
+    for (const auto& [name, t] : named) {
+      entries.push_back(std::string(kind) + " '" + name + "' (" + dtype_name(t.dtype()) + ", " +
+                        shape_str(t.shape()) + ")");
+    }
+  }
+  return entries;
+}
+
+std::string joined(const std::vector<std::string>& entries) {
+  std::string s;
+  for (const std::string& e : entries) s += e + "\n";
+  return s;
+}
+
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The first difference between rank 0's entries and rank r's, in words.
+std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                             int r) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i]) {
+      return "rank 0 has " + a[i] + " where rank " + std::to_string(r) + " has " + b[i];
+    }
+  }
+  if (a.size() > n) return "rank 0 has " + a[n] + " that rank " + std::to_string(r) + " lacks";
+  return "rank " + std::to_string(r) + " has " + b[n] + " that rank 0 lacks";
+}
+
+}  // namespace
+
+std::vector<Device> default_rank_devices(const Context& ctx, int local_rank, int local_size) {
+  const int gpus = ctx.device_count(DeviceType::kCuda);
+  if (gpus > 0) return {Device{DeviceType::kCuda, local_rank % gpus}};
+  const int cpus = ctx.device_count(DeviceType::kCpu);
+  const int share = std::max(1, cpus / std::max(1, local_size));
+  std::vector<Device> devices;
+  for (int i = 0; i < share; ++i) devices.push_back(Device{DeviceType::kCpu, i});
+  return devices;
+}
+
+DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
+                                                 std::shared_ptr<ProcessGroup> group,
+                                                 std::vector<Device> device_ids,
+                                                 std::optional<Device> output_device, int dim,
+                                                 const DdpOptions& options)
+    : group_(std::move(group)), options_(options) {
+  DP_CHECK(module != nullptr, kInvalidArgument, "DistributedDataParallel needs a module");
+  DP_CHECK(group_ != nullptr, kInvalidArgument, "DistributedDataParallel needs a process group");
+  if (device_ids.empty()) {
+    device_ids =
+        default_rank_devices(*group_->context(), group_->local_rank(), group_->local_size());
+  }
+  local_ = std::make_unique<DataParallel>(std::move(module), std::move(device_ids), output_device,
+                                          dim, options.local);
+  check_models_agree();
+  broadcast_state(true);
+  std::vector<Tensor> params;
+  for (const Tensor& p : local_->module()->parameters()) {
+    if (p.requires_grad()) params.push_back(p);
+  }
+  reducer_ = std::make_unique<Reducer>(group_, std::move(params), options.buckets);
+}
+
+void DistributedDataParallel::check_models_agree() {
+  const std::vector<std::string> mine = model_entries(*local_->module());
+  const std::string text = joined(mine);
+  const int n = group_->size();
+  std::vector<uint64_t> hashes(static_cast<size_t>(n));
+  const uint64_t hash = fnv1a(text);
+  group_->wait(
+      *group_->submit("model check", -1, "the model check at creation",
+                      [&](Transport& tr) { tr.allgather(&hash, hashes.data(), sizeof hash); }));
+  if (std::all_of(hashes.begin(), hashes.end(), [&](uint64_t h) { return h == hashes[0]; })) {
+    return;
+  }
+  // They differ: every rank gathers every description, so that all name the same thing.
+  std::vector<int64_t> lengths(static_cast<size_t>(n));
+  const int64_t length = static_cast<int64_t>(text.size());
+  group_->wait(*group_->submit(
+      "model check", -1, "the model check at creation",
+      [&](Transport& tr) { tr.allgather(&length, lengths.data(), sizeof length); }));
+  const size_t width = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  std::string padded = text;
+  padded.resize(width, '\0');
+  std::string all(width * static_cast<size_t>(n), '\0');
+  group_->wait(
+      *group_->submit("model check", -1, "the model check at creation",
+                      [&](Transport& tr) { tr.allgather(padded.data(), all.data(), width); }));
+  const std::vector<std::string> first =
+      split_lines(all.substr(0, static_cast<size_t>(lengths[0])));
+  for (int r = 1; r < n; ++r) {
+    const std::vector<std::string> other =
+        split_lines(all.substr(width * static_cast<size_t>(r), static_cast<size_t>(lengths[r])));
+    if (other != first) {
+      DP_THROW(kInvalidArgument, "DistributedDataParallel: the ranks' models differ: "
+                                     << first_difference(first, other, r));
+    }
+  }
+  DP_THROW(kInternal, "DistributedDataParallel: the model descriptions hash apart but are equal");
+}
+
+void DistributedDataParallel::broadcast_state(bool parameters) {
+  const Module& m = *local_->module();
+  if (parameters) {
+    for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, 0);
+  }
+  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, 0);
+}
+
+std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync) {
+  Tensor counts = Tensor::empty(group_->context(), {2}, DType::kInt64, Device{DeviceType::kCpu, 0});
+  counts.data_as<int64_t>()[0] = active ? 1 : 0;
+  counts.data_as<int64_t>()[1] = sync ? 1 : 0;
+  group_->allreduce(counts, ReduceOp::kSum);
+  return {counts.data_as<int64_t>()[0], counts.data_as<int64_t>()[1]};
+}
+
+std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& inputs,
+                                                     const std::vector<bool>& broadcast) {
+  ++steps_;
+  ++trained_steps_;
+  const bool sync = GradMode::enabled() && grad_sync_;
+  if (uneven_inputs_) count_active(true, sync);
+  if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(false);
+  reducer_->prepare(sync, steps_);
+  return local_->forward(inputs, broadcast);
+}
+
+void DistributedDataParallel::join() {
+  DP_CHECK(uneven_inputs_, kState,
+           "join() needs uneven inputs turned on (on every rank) before the first forward");
+  for (;;) {
+    const auto [active, syncing] = count_active(false, false);
+    if (active == 0) break;
+    ++steps_;
+    if (options_.broadcast_buffers) broadcast_state(false);
+    if (syncing > 0) reducer_->shadow_step(steps_);
+  }
+  // Every rank has joined. The ranks that ran out early skipped the optimizer steps of
+  // the later ones: all take the state of the rank that trained longest (the highest
+  // such rank), as PyTorch's join does.
+  const int n = group_->size();
+  std::vector<int64_t> trained(static_cast<size_t>(n));
+  const int64_t mine = trained_steps_;
+  group_->wait(*group_->submit("join", -1, "the final model sync of join()", [&](Transport& tr) {
+    tr.allgather(&mine, trained.data(), sizeof mine);
+  }));
+  int source = 0;
+  for (int r = 1; r < n; ++r) {
+    if (trained[static_cast<size_t>(r)] >= trained[static_cast<size_t>(source)]) source = r;
+  }
+  const Module& m = *local_->module();
+  for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, source);
+  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, source);
+}
+
+}  // namespace dp

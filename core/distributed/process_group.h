@@ -1,0 +1,117 @@
+// ProcessGroup: the ranks of a multi-process job and the collectives between them
+// (torch.distributed's ProcessGroup, on its MPI backend's model). The bytes move through
+// a Transport (distributed/transport.h) from the MPI plugin, loaded on the first group.
+//
+// Open MPI makes no progress on a collective unless a thread is inside MPI, so
+// non-blocking MPI calls would not overlap with computation. Every collective therefore
+// runs on the group's communication thread, in the order it was issued, while the
+// caller goes on (as PyTorch's MPI backend does): submit() returns a Work to wait on.
+//
+// A wait that lasts past the group's timeout ends the whole job (Transport::abort) after
+// logging which collective and what step it waited on: a rank that died or went another
+// way then stops the others instead of hanging them.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "context/context.h"
+#include "distributed/transport.h"
+#include "tensor/tensor.h"
+
+namespace dp {
+
+struct ProcessGroupOptions {
+  // Seconds a wait may last before the job is aborted; 0: DP_DISTRIBUTED_TIMEOUT (seconds)
+  // when set, else kDefaultTimeoutSeconds.
+  double timeout_seconds = 0;
+};
+
+constexpr double kDefaultTimeoutSeconds = 300;
+
+// One collective on its way: done once the communication thread has run it.
+class Work {
+ public:
+  explicit Work(std::string what) : what_(std::move(what)) {}
+  const std::string& what() const { return what_; }
+  bool done() const;
+
+ private:
+  friend class ProcessGroup;
+  std::string what_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+class ProcessGroup {
+ public:
+  // comm_f: kWorldComm for the MPI environment's world (mpirun, srun), or the Fortran
+  // handle of a communicator the caller owns. Throws kNotSupported when the MPI plugin
+  // cannot be loaded and kBackend when MPI cannot start, each naming what is missing.
+  static std::shared_ptr<ProcessGroup> create(std::shared_ptr<Context> ctx, int64_t comm_f,
+                                              const ProcessGroupOptions& options);
+  // Runs what is queued, then stops the thread and closes the transport.
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  const std::string& describe() const { return describe_; }
+  double timeout_seconds() const { return timeout_seconds_; }
+  const std::shared_ptr<Context>& context() const { return ctx_; }
+
+  // Queues job on the communication thread. `name` (static text) and `arg` label its
+  // trace span; `what` names it in errors ("allreduce of bucket 2 in step 17").
+  std::shared_ptr<Work> submit(const char* name, int64_t arg, std::string what,
+                               std::function<void(Transport&)> job);
+  // Waits for work; rethrows its error as kBackend. Past the timeout: logs, prints to
+  // stderr and aborts the job.
+  void wait(Work& work);
+
+  // Blocking collectives on tensors of any device (CUDA tensors go through host memory).
+  // allreduce: in place; kAverage divides the sum by size() (floating dtypes only).
+  void allreduce(const Tensor& t, ReduceOp op);
+  void broadcast(const Tensor& t, int root);
+  // Every rank's t (same shape everywhere), concatenated along dim 0 in rank order.
+  Tensor allgather(const Tensor& t);
+  void barrier();
+
+ private:
+  ProcessGroup(std::shared_ptr<Context> ctx, Transport* transport, double timeout_seconds);
+  void loop();
+
+  std::shared_ptr<Context> ctx_;
+  std::unique_ptr<Transport> transport_;
+  int rank_, size_, local_rank_, local_size_;
+  std::string describe_;
+  double timeout_seconds_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  struct Job {
+    const char* name;
+    int64_t arg;
+    std::shared_ptr<Work> work;
+    std::function<void(Transport&)> run;
+  };
+  std::deque<Job> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The MPI plugin's status without creating a group: "" when it loads, else why not.
+std::string mpi_plugin_status();
+
+}  // namespace dp

@@ -1,0 +1,202 @@
+#include "distributed/reducer.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/engine.h"
+#include "error.h"
+#include "tensor/copy.h"
+
+namespace dp {
+
+namespace {
+
+void divide(const Tensor& t, int by) {
+  if (t.dtype() == DType::kFloat32) {
+    float* p = t.data_as<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= static_cast<float>(by);
+  } else {
+    double* p = t.data_as<double>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= by;
+  }
+}
+
+}  // namespace
+
+Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
+                 const ReducerOptions& options)
+    : group_(std::move(group)), params_(std::move(params)) {
+  DP_CHECK(options.bucket_bytes > 0 && options.first_bucket_bytes > 0, kInvalidArgument,
+           "bucket sizes must be positive (bucket_bytes = "
+               << options.bucket_bytes << ", first_bucket_bytes = " << options.first_bucket_bytes
+               << ")");
+  bucket_of_.resize(params_.size());
+  slot_of_.resize(params_.size());
+  ready_.assign(params_.size(), false);
+  // Reverse order. As PyTorch's rule: a bucket closes once it holds at least its limit
+  // (so one parameter larger than the limit makes a bucket of its own), and a bucket
+  // holds one dtype.
+  size_t bytes = 0;
+  bool full = false;
+  for (size_t k = params_.size(); k-- > 0;) {
+    const Tensor& p = params_[k];
+    DP_CHECK(p.requires_grad() && p.is_leaf() && is_floating(p.dtype()), kInvalidArgument,
+             "parameter " << k << " is not a floating leaf that requires grad");
+    if (buckets_.empty() || full || params_[buckets_.back().params.front()].dtype() != p.dtype()) {
+      buckets_.emplace_back();
+      bytes = 0;
+      full = false;
+    }
+    Bucket& b = buckets_.back();
+    bucket_of_[k] = buckets_.size() - 1;
+    slot_of_[k] = b.params.size();
+    b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
+    b.params.push_back(k);
+    bytes += p.nbytes();
+    const size_t limit = buckets_.size() == 1 ? options.first_bucket_bytes : options.bucket_bytes;
+    full = bytes >= limit;
+  }
+  const std::shared_ptr<Context>& ctx = group_->context();
+  for (Bucket& b : buckets_) {
+    const Tensor& last = params_[b.params.back()];
+    const int64_t total = b.offsets.back() + last.numel();
+    b.flat = Tensor::empty(ctx, {total}, last.dtype(), Device{DeviceType::kCpu, 0});
+    b.pending = b.params.size();
+  }
+  for (size_t k = 0; k < params_.size(); ++k) {
+    hook_ids_.push_back(add_post_accumulate_hook(params_[k], [this, k] { on_grad_ready(k); }));
+  }
+}
+
+Reducer::~Reducer() {
+  for (size_t k = 0; k < params_.size(); ++k) remove_post_accumulate_hook(params_[k], hook_ids_[k]);
+  for (Bucket& b : buckets_) {
+    if (!b.work) continue;
+    try {
+      group_->wait(*b.work);
+    } catch (...) {
+      // The job's error was the backward's; the reducer only has to outlive the work.
+    }
+  }
+}
+
+void Reducer::prepare(bool sync, int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DP_CHECK(next_launch_ == 0, kState,
+           "the backward of step " << step_ << " failed after rank " << group_->rank()
+                                   << " had started its gradient allreduces: the ranks' "
+                                      "collectives no longer match; end the job");
+  reset_buckets();
+  armed_ = sync;
+  step_ = step;
+}
+
+void Reducer::reset_buckets() {
+  for (Bucket& b : buckets_) {
+    b.pending = b.params.size();
+    b.launched = false;
+    b.work.reset();
+  }
+  ready_.assign(params_.size(), false);
+  next_launch_ = 0;
+  callback_queued_ = false;
+}
+
+void Reducer::copy_in(size_t param, bool zero_if_missing) {
+  const Bucket& b = buckets_[bucket_of_[param]];
+  const int64_t offset = b.offsets[slot_of_[param]];
+  const Tensor& p = params_[param];
+  Tensor slice = b.flat.rows(offset, offset + p.numel());
+  const Tensor grad = p.grad();
+  if (grad.defined()) {
+    copy_bytes(slice, grad);
+  } else if (zero_if_missing) {
+    std::memset(slice.data(), 0, slice.nbytes());
+  }
+}
+
+void Reducer::on_grad_ready(size_t param) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!armed_ || ready_[param]) return;
+    if (!callback_queued_) {
+      queue_backward_callback([this] { finish(); });
+      callback_queued_ = true;
+    }
+  }
+  copy_in(param, false);  // its own slice: no lock needed
+  std::lock_guard<std::mutex> lock(mu_);
+  ready_[param] = true;
+  --buckets_[bucket_of_[param]].pending;
+  launch_ready();
+}
+
+void Reducer::launch_ready() {
+  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
+    launch(next_launch_++);
+  }
+}
+
+void Reducer::launch(size_t b) {
+  Bucket& bucket = buckets_[b];
+  bucket.launched = true;
+  const Tensor flat = bucket.flat;
+  const int n = group_->size();
+  bucket.work = group_->submit(
+      "bucket allreduce", static_cast<int64_t>(b),
+      "the gradient allreduce of bucket " + std::to_string(b) + " (of " +
+          std::to_string(buckets_.size()) + ") in step " + std::to_string(step_),
+      [flat, n](Transport& tr) {
+        tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()), flat.dtype(), ReduceOp::kSum);
+        divide(flat, n);
+      });
+}
+
+void Reducer::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // What no gradient reached: unused parameters, as zeros (or their gradient so far).
+    for (size_t k = 0; k < params_.size(); ++k) {
+      if (ready_[k]) continue;
+      copy_in(k, true);
+      ready_[k] = true;
+      --buckets_[bucket_of_[k]].pending;
+    }
+    launch_ready();
+    armed_ = false;
+  }
+  for (Bucket& b : buckets_) group_->wait(*b.work);
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const Bucket& b = buckets_[bucket_of_[k]];
+    const int64_t offset = b.offsets[slot_of_[k]];
+    Tensor& p = params_[k];
+    const Tensor slice = b.flat.rows(offset, offset + p.numel()).view_as_shape(p.shape());
+    Tensor grad = p.grad();
+    if (grad.defined()) {
+      copy_bytes(grad, slice);
+      grad.bump_version();
+    } else {
+      p.set_grad(copy_to_device(slice, p.device()));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  reset_buckets();
+}
+
+void Reducer::shadow_step(int64_t step) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    step_ = step;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      std::memset(buckets_[b].flat.data(), 0, buckets_[b].flat.nbytes());
+      launch(b);
+    }
+  }
+  for (Bucket& b : buckets_) group_->wait(*b.work);
+  std::lock_guard<std::mutex> lock(mu_);
+  reset_buckets();
+}
+
+}  // namespace dp

@@ -1,0 +1,85 @@
+// The gradient reducer of DistributedDataParallel (PyTorch's Reducer): it averages the
+// parameters' gradients over the ranks during backward.
+//
+// Parameters go into buckets in reverse order (the order backward tends to produce
+// their gradients); a bucket closes once it holds first_bucket_bytes (the first, small so
+// that communication starts early) or bucket_bytes (the others), and holds one dtype. A hook on
+// each parameter copies its gradient into its bucket's host buffer when backward has accumulated
+// it; when a bucket's last gradient is in, its allreduce is queued on the process group's
+// communication thread, while backward goes on. Buckets are queued in index order on every rank (a
+// ready bucket waits for the ones before it), so the ranks' collectives match. When the graph is
+// done, a backward callback queues the buckets no gradient reached (unused parameters count as
+// zero, or as their gradient so far), waits for every bucket and writes the averages back into the
+// gradients: when backward returns, the gradients are synchronised.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "distributed/process_group.h"
+#include "tensor/tensor.h"
+
+namespace dp {
+
+struct ReducerOptions {
+  size_t bucket_bytes = size_t{25} << 20;
+  size_t first_bucket_bytes = size_t{1} << 20;
+};
+
+class Reducer {
+ public:
+  // params: the module's parameters in named_parameters() order (each requires grad).
+  Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
+          const ReducerOptions& options);
+  // Removes the hooks; waits for buckets already queued.
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  // Before each forward: whether the next backward averages the gradients (false under
+  // no_sync: they only accumulate locally), and the step's number for messages.
+  void prepare(bool sync, int64_t step);
+  // A joined rank's part in a step it has no data for: every bucket's allreduce, in
+  // order, with zeros.
+  void shadow_step(int64_t step);
+
+  size_t bucket_count() const { return buckets_.size(); }
+  // Parameter indices (into params) of bucket b, in the order they are packed.
+  const std::vector<size_t>& bucket_params(size_t b) const { return buckets_[b].params; }
+
+ private:
+  struct Bucket {
+    std::vector<size_t> params;
+    std::vector<int64_t> offsets;  // element offset of each parameter in flat
+    Tensor flat;                   // host buffer, one dtype
+    size_t pending = 0;            // gradients still to come in this backward
+    bool launched = false;
+    std::shared_ptr<Work> work;
+  };
+
+  void on_grad_ready(size_t param);
+  void copy_in(size_t param, bool zero_if_missing);
+  void launch_ready();  // holds mu_
+  void launch(size_t b);
+  void finish();  // the backward callback
+  void reset_buckets();
+
+  std::shared_ptr<ProcessGroup> group_;
+  std::vector<Tensor> params_;
+  std::vector<size_t> bucket_of_;  // per parameter
+  std::vector<size_t> slot_of_;    // per parameter: index within its bucket
+  std::vector<uint64_t> hook_ids_;
+  std::vector<Bucket> buckets_;
+
+  std::mutex mu_;
+  bool armed_ = false;  // the coming backward averages
+  bool callback_queued_ = false;
+  std::vector<bool> ready_;  // per parameter, in this backward
+  size_t next_launch_ = 0;   // the first bucket not yet queued
+  int64_t step_ = 0;
+};
+
+}  // namespace dp

@@ -1,0 +1,215 @@
+// libdataparallel_mpi.so: the Transport (core/distributed/transport.h) over MPI. Loaded
+// by the core on the first process group, so libdataparallel.so needs no MPI library.
+// Written against the MPI standard only (no Open MPI or MPICH extension), so it runs the
+// same under mpirun, mpiexec or srun.
+//
+// Each transport works on its own duplicate of the communicator (MPI_Comm_dup): the
+// library's collectives never match the application's. Errors return (MPI_ERRORS_RETURN)
+// and become exceptions naming the call.
+#include <mpi.h>
+
+#include <climits>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "distributed/transport.h"
+
+namespace {
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+void check(int code, const char* call) {
+  if (code != MPI_SUCCESS)
+    throw std::runtime_error(std::string(call) + " failed: " + mpi_error(code));
+}
+
+MPI_Datatype mpi_type(dp::DType dtype) {
+  switch (dtype) {
+    case dp::DType::kFloat32:
+      return MPI_FLOAT;
+    case dp::DType::kFloat64:
+      return MPI_DOUBLE;
+    case dp::DType::kInt64:
+      return MPI_INT64_T;
+    default:
+      throw std::runtime_error("MPI allreduce: no MPI type for dtype " +
+                               std::to_string(static_cast<int>(dtype)));
+  }
+}
+
+MPI_Op mpi_op(dp::ReduceOp op) {
+  switch (op) {
+    case dp::ReduceOp::kSum:
+    case dp::ReduceOp::kAverage:
+      return MPI_SUM;
+    case dp::ReduceOp::kMax:
+      return MPI_MAX;
+    case dp::ReduceOp::kMin:
+      return MPI_MIN;
+  }
+  throw std::runtime_error("MPI allreduce: unknown reduce op");
+}
+
+// MPI counts are int: larger buffers go in pieces of at most this many elements.
+constexpr size_t kMaxCount = INT_MAX / 16;
+
+// MPI initialised by this plugin is finalised when the last transport over the world goes:
+// MPI can be initialised once per process, so a program keeps one process group for its
+// life (docs/distributed.md).
+std::mutex g_init_mu;
+int g_world_transports = 0;
+bool g_we_initialised = false;
+
+const char* thread_level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE:
+      return "SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "SERIALIZED";
+    default:
+      return "MULTIPLE";
+  }
+}
+
+class MpiTransport final : public dp::Transport {
+ public:
+  explicit MpiTransport(int64_t comm_f) : owns_world_(comm_f == dp::kWorldComm) {
+    std::lock_guard<std::mutex> lock(g_init_mu);
+    int initialised = 0, finalised = 0;
+    check(MPI_Initialized(&initialised), "MPI_Initialized");
+    check(MPI_Finalized(&finalised), "MPI_Finalized");
+    if (finalised) {
+      throw std::runtime_error(
+          "MPI was finalised in this process (when its last process group was released); "
+          "MPI can be initialised once per process, so keep one process group for the "
+          "program's life");
+    }
+    if (!initialised) {
+      if (!owns_world_) {
+        throw std::runtime_error("a communicator was passed in but MPI is not initialised");
+      }
+      check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &thread_level_),
+            "MPI_Init_thread");
+      g_we_initialised = true;
+    } else {
+      check(MPI_Query_thread(&thread_level_), "MPI_Query_thread");
+    }
+    // The core calls MPI from its communication thread, and abort() from any thread.
+    if (thread_level_ < MPI_THREAD_SERIALIZED) {
+      throw std::runtime_error(std::string("MPI was initialised with thread level ") +
+                               thread_level_name(thread_level_) +
+                               "; the process group needs MPI_THREAD_SERIALIZED or "
+                               "MPI_THREAD_MULTIPLE (MPI_Init_thread)");
+    }
+    MPI_Comm base = MPI_COMM_WORLD;
+    if (!owns_world_) {
+      base = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
+      if (base == MPI_COMM_NULL) throw std::runtime_error("the communicator passed in is null");
+    }
+    check(MPI_Comm_dup(base, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+    MPI_Comm local = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
+    MPI_Comm_free(&local);
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    std::string v(version, static_cast<size_t>(len));
+    v = v.substr(0, v.find_first_of(",\n"));
+    describe_ = "MPI (" + v + ", thread level " + thread_level_name(thread_level_) + ")";
+    if (owns_world_) ++g_world_transports;
+  }
+
+  ~MpiTransport() override {
+    std::lock_guard<std::mutex> lock(g_init_mu);
+    MPI_Comm_free(&comm_);
+    if (owns_world_ && --g_world_transports == 0 && g_we_initialised) MPI_Finalize();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  std::string describe() const override { return describe_; }
+
+  void allreduce(void* buf, size_t count, dp::DType dtype, dp::ReduceOp op) override {
+    const MPI_Datatype type = mpi_type(dtype);
+    const size_t esize = dp::dtype_size(dtype);
+    char* p = static_cast<char*>(buf);
+    for (size_t done = 0; done < count;) {
+      const size_t n = count - done < kMaxCount ? count - done : kMaxCount;
+      check(MPI_Allreduce(MPI_IN_PLACE, p + done * esize, static_cast<int>(n), type, mpi_op(op),
+                          comm_),
+            "MPI_Allreduce");
+      done += n;
+    }
+  }
+
+  void broadcast(void* buf, size_t bytes, int root) override {
+    char* p = static_cast<char*>(buf);
+    for (size_t done = 0; done < bytes;) {
+      const size_t n = bytes - done < kMaxCount ? bytes - done : kMaxCount;
+      check(MPI_Bcast(p + done, static_cast<int>(n), MPI_BYTE, root, comm_), "MPI_Bcast");
+      done += n;
+    }
+  }
+
+  void allgather(const void* send, void* recv, size_t bytes) override {
+    if (bytes > kMaxCount) {
+      throw std::runtime_error("MPI_Allgather: " + std::to_string(bytes) +
+                               " bytes per rank is more than one call takes");
+    }
+    check(MPI_Allgather(send, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes),
+                        MPI_BYTE, comm_),
+          "MPI_Allgather");
+  }
+
+  void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
+
+  [[noreturn]] void abort(int exit_code) override {
+    MPI_Abort(comm_, exit_code);
+    std::_Exit(exit_code);  // MPI_Abort should not return
+  }
+
+ private:
+  bool owns_world_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int thread_level_ = MPI_THREAD_SINGLE;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::string describe_;
+};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) dp::Transport* dp_mpi_plugin_entry(
+    int abi_version, int64_t comm_f, const char** why) {
+  thread_local std::string message;
+  try {
+    if (abi_version != dp::kTransportAbiVersion) {
+      throw std::runtime_error("plugin transport ABI " + std::to_string(dp::kTransportAbiVersion) +
+                               " but the core wants " + std::to_string(abi_version));
+    }
+    return new MpiTransport(comm_f);
+  } catch (const std::exception& e) {
+    message = e.what();
+  } catch (...) {
+    message = "unknown error";
+  }
+  *why = message.c_str();
+  return nullptr;
+}

@@ -1,0 +1,34 @@
+# Multi-process suites (process groups, DistributedDataParallel), run under the MPI
+# launcher when the MPI plugin is built. Each has a bounded time (TIMEOUT) and a short
+# collective timeout (DP_DISTRIBUTED_TIMEOUT), so a failing rank ends the job instead of
+# hanging it; mpirun ends the other ranks when one exits with an error.
+if(NOT DP_MPI_ENABLED)
+  return()
+endif()
+
+# The launcher and the flags a CI container needs: Open MPI refuses root without
+# --allow-run-as-root and more ranks than cores without --oversubscribe.
+set(DP_MPIEXEC ${MPIEXEC_EXECUTABLE})
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
+                ERROR_QUIET)
+if(_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  list(APPEND DP_MPIEXEC --allow-run-as-root --oversubscribe)
+endif()
+set(DP_MPIEXEC ${DP_MPIEXEC} CACHE INTERNAL "the MPI launcher and its flags, for tests")
+
+add_executable(test_distributed_ddp distributed/test_ddp.c)
+target_include_directories(test_distributed_ddp PRIVATE ${CMOCKA_INCLUDE_DIR})
+target_link_libraries(test_distributed_ddp PRIVATE dataparallel ${CMOCKA_LIBRARIES} m dp_warnings)
+add_dependencies(test_distributed_ddp dataparallel_mpi)
+
+# Ranks x CPU devices per rank.
+foreach(_ranks 2 3)
+  foreach(_devices 1 2)
+    add_test(NAME distributed_ddp_${_ranks}x${_devices}
+             COMMAND ${DP_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${_ranks}
+                     $<TARGET_FILE:test_distributed_ddp>)
+    set_tests_properties(distributed_ddp_${_ranks}x${_devices} PROPERTIES
+      LABELS "distributed" TIMEOUT 300 RUN_SERIAL TRUE
+      ENVIRONMENT "DP_TEST_LOCAL_DEVICES=${_devices};DP_DISTRIBUTED_TIMEOUT=60;DP_SPIN_US=0")
+  endforeach()
+endforeach()

@@ -1,0 +1,598 @@
+/* DistributedDataParallel and the process group, run under mpirun with 2 or 3 ranks
+   (tests/distributed/CMakeLists.txt). DP_TEST_LOCAL_DEVICES (1 or 2) sets each rank's
+   CPU devices. Every rank runs every test; the assertions are each rank's own.
+
+   The equivalence bound: after 20 SGD steps (lr 0.05, momentum 0.9) the parameters of
+   every rank equal those of one process trained on the whole global batch within
+   kBound = 1e-6 (absolute; the parameters are O(0.1)). The two train the same float32
+   arithmetic in different orders (per-rank and per-device partial sums, then an
+   average), so they differ by rounding only: measured at most 3e-8 over 2 and 3 ranks
+   with 1 and 2 devices each. A gradient summed instead of averaged (measured 0.06 to
+   0.1), or one bucket left out of the allreduce (0.025 to 0.035), misses the bound by
+   four orders of magnitude (checked below with those two faults made by hand). */
+#include <dataparallel/dataparallel.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+/* cmocka.h needs the headers above. */
+#include <cmocka.h>
+
+#include "ddp_util.h"
+
+static const double kBound = 1e-6;
+static const int64_t kRankBatch = 8;
+
+static dp_context* g_ctx;
+static dp_process_group* g_group;
+static int32_t g_rank, g_size, g_local_devices = 1;
+
+#define ASSERT_OK(call)                                                                      \
+  do {                                                                                       \
+    dp_result r_ = (call);                                                                   \
+    if (r_ != DP_OK) fail_msg("%s -> %s: %s", #call, dp_result_string(r_), dp_last_error()); \
+  } while (0)
+
+#define ASSERT_ERROR(call, code, needle)                                                   \
+  do {                                                                                     \
+    dp_result r_ = (call);                                                                 \
+    if (r_ != (code))                                                                      \
+      fail_msg("%s -> %s (%s), expected %s", #call, dp_result_string(r_), dp_last_error(), \
+               dp_result_string(code));                                                    \
+    if (strstr(dp_last_error(), (needle)) == NULL)                                         \
+      fail_msg("%s: message \"%s\" lacks \"%s\"", #call, dp_last_error(), (needle));       \
+  } while (0)
+
+static dp_tensor* vec(dp_dtype dtype, const void* values, int64_t n) {
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  dp_tensor* t = NULL;
+  ASSERT_OK(
+      dp_tensor_from_data(g_ctx, dtype, &n, 1, values, (size_t)n * dp_dtype_size(dtype), cpu0, &t));
+  return t;
+}
+
+/* --- the process group ---------------------------------------------------------------- */
+
+static void process_group_collectives_match_hand_computed(void** state) {
+  (void)state;
+  const double w = g_size, r = g_rank;
+  double sum_in[2] = {r + 1, 2 * (r + 1)};
+  double out[2];
+  const dp_reduce_op ops[4] = {DP_REDUCE_SUM, DP_REDUCE_AVERAGE, DP_REDUCE_MAX, DP_REDUCE_MIN};
+  const double want[4][2] = {
+      {w * (w + 1) / 2, w * (w + 1)}, {(w + 1) / 2, w + 1}, {w, 2 * w}, {1, 2}};
+  for (int k = 0; k < 4; ++k) {
+    dp_tensor* t = vec(DP_FLOAT64, sum_in, 2);
+    ASSERT_OK(dp_process_group_allreduce(g_group, t, ops[k]));
+    ASSERT_OK(dp_tensor_to_host(t, out, sizeof out));
+    assert_true(out[0] == want[k][0] && out[1] == want[k][1]);
+    dp_tensor_release(t);
+  }
+  float f[3] = {(float)r / 3, 1e-3f * (float)r, -1};
+  dp_tensor* t = vec(DP_FLOAT32, f, 3);
+  ASSERT_OK(dp_process_group_allreduce(g_group, t, DP_REDUCE_AVERAGE));
+  float fo[3];
+  ASSERT_OK(dp_tensor_to_host(t, fo, sizeof fo));
+  assert_float_equal(fo[0], (w - 1) / 6, 1e-6);
+  assert_float_equal(fo[2], -1, 0);
+  dp_tensor_release(t);
+
+  int64_t ints[3] = {g_rank * 10, g_rank * 10 + 1, g_rank * 10 + 2};
+  t = vec(DP_INT64, ints, 3);
+  ASSERT_OK(dp_process_group_broadcast(g_group, t, g_size - 1));
+  ASSERT_OK(dp_tensor_to_host(t, ints, sizeof ints));
+  assert_int_equal(ints[0], (g_size - 1) * 10);
+  assert_int_equal(ints[2], (g_size - 1) * 10 + 2);
+  ASSERT_ERROR(dp_process_group_broadcast(g_group, t, g_size), DP_ERR_OUT_OF_RANGE, "root");
+  ASSERT_ERROR(dp_process_group_allreduce(g_group, t, DP_REDUCE_AVERAGE), DP_ERR_DTYPE_MISMATCH,
+               "int64");
+  ASSERT_ERROR(dp_process_group_allreduce(g_group, t, (dp_reduce_op)9), DP_ERR_INVALID_ARGUMENT,
+               "op = 9");
+  dp_tensor_release(t);
+
+  int64_t mine[2] = {g_rank, 100 + g_rank};
+  t = vec(DP_INT64, mine, 2);
+  dp_tensor* all = NULL;
+  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
+  int64_t got[6] = {0};
+  int64_t n = 0;
+  ASSERT_OK(dp_tensor_numel(all, &n));
+  assert_int_equal(n, 2 * g_size);
+  ASSERT_OK(dp_tensor_to_host(all, got, (size_t)n * sizeof(int64_t)));
+  for (int32_t k = 0; k < g_size; ++k) {
+    assert_int_equal(got[2 * k], k);
+    assert_int_equal(got[2 * k + 1], 100 + k);
+  }
+  dp_tensor_release(t);
+  dp_tensor_release(all);
+  ASSERT_OK(dp_process_group_barrier(g_group));
+
+  int32_t local_rank = -1, local_size = 0;
+  ASSERT_OK(dp_process_group_local_rank(g_group, &local_rank));
+  ASSERT_OK(dp_process_group_local_size(g_group, &local_size));
+  assert_int_equal(local_size, g_size); /* one machine */
+  assert_int_equal(local_rank, g_rank);
+  ASSERT_ERROR(dp_process_group_rank(NULL, &local_rank), DP_ERR_INVALID_ARGUMENT, "group");
+  ASSERT_ERROR(dp_process_group_rank(g_group, NULL), DP_ERR_INVALID_ARGUMENT, "rank");
+}
+
+/* --- training equivalence ------------------------------------------------------------- */
+
+enum fault { NO_FAULT, SUMMED, BUCKET_SKIPPED };
+
+static dp_ddp* make_ddp(dp_module* model, size_t first_bucket, int broadcast_buffers) {
+  dp_device devices[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.first_bucket_bytes = first_bucket;
+  o.bucket_bytes = 64 << 10;
+  o.broadcast_buffers = broadcast_buffers;
+  dp_ddp* ddp = NULL;
+  ASSERT_OK(dp_ddp_create(model, g_group, devices, (size_t)g_local_devices, NULL, 0, &o, &ddp));
+  return ddp;
+}
+
+static dp_optimizer* make_sgd(const dp_module* m) {
+  dp_sgd_options o = DP_SGD_OPTIONS_INIT;
+  o.lr = 0.05;
+  o.momentum = 0.9;
+  dp_optimizer* opt = NULL;
+  ASSERT_OK(dp_optimizer_sgd(m, &o, &opt));
+  return opt;
+}
+
+static dp_tensor* forward1(dp_ddp* ddp, dp_tensor* x) {
+  dp_tensor* out = NULL;
+  size_t n = 0;
+  ASSERT_OK(dp_ddp_forward(ddp, &x, NULL, 1, &out, 1, &n));
+  return out;
+}
+
+static void scale_grad(dp_tensor* p, double factor) {
+  dp_tensor* g = NULL;
+  int64_t n = 0;
+  ASSERT_OK(dp_tensor_grad(p, &g));
+  ASSERT_OK(dp_tensor_numel(g, &n));
+  float* v = malloc((size_t)n * sizeof(float));
+  ASSERT_OK(dp_tensor_to_host(g, v, (size_t)n * sizeof(float)));
+  for (int64_t i = 0; i < n; ++i) v[i] = (float)(v[i] * factor);
+  ASSERT_OK(dp_tensor_copy_from_host(g, v, (size_t)n * sizeof(float)));
+  free(v);
+  dp_tensor_release(g);
+}
+
+/* One DDP step on this rank's share and one single-process step on the whole global
+   batch, with the fault made by hand; returns max |ddp - reference| after `steps`. */
+static double train_against_reference(int cnn, int steps, enum fault fault) {
+  dp_module* model = cnn ? make_cnn(g_ctx) : make_mlp(g_ctx, 64);
+  dp_module* ref = cnn ? make_cnn(g_ctx) : make_mlp(g_ctx, 64);
+  /* A small first bucket: several buckets, the first holding the last bias alone. */
+  dp_ddp* ddp = make_ddp(model, 16, 1);
+  size_t buckets = 0;
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_true(buckets >= 2);
+  copy_state(model, ref); /* rank 0's weights, which DDP broadcast */
+  dp_optimizer* opt = make_sgd(model);
+  dp_optimizer* ref_opt = make_sgd(ref);
+  size_t n_params = 0;
+  ASSERT_OK(dp_module_parameter_count(model, &n_params));
+  dp_tensor* last = NULL;
+  const char* name = NULL;
+  ASSERT_OK(dp_module_parameter(model, n_params - 1, &name, &last));
+
+  for (int s = 0; s < steps; ++s) {
+    dp_tensor *x, *y, *out, *loss;
+    make_batch(g_ctx, s, g_rank * kRankBatch, kRankBatch, cnn, &x, &y);
+    float* local_last = NULL;
+    size_t last_bytes = 0;
+    if (fault == BUCKET_SKIPPED) { /* the last bias's local gradient, from a no_sync pass */
+      ASSERT_OK(dp_ddp_set_grad_sync(ddp, 0));
+      out = forward1(ddp, x);
+      loss = loss_of(out, y, 1.0);
+      ASSERT_OK(dp_backward(loss, NULL, 0));
+      dp_tensor* g = NULL;
+      ASSERT_OK(dp_tensor_grad(last, &g));
+      ASSERT_OK(dp_tensor_nbytes(g, &last_bytes));
+      local_last = malloc(last_bytes);
+      ASSERT_OK(dp_tensor_to_host(g, local_last, last_bytes));
+      dp_tensor_release(g);
+      dp_tensor_release(out);
+      dp_tensor_release(loss);
+      ASSERT_OK(dp_optimizer_zero_grad(opt));
+      ASSERT_OK(dp_ddp_set_grad_sync(ddp, 1));
+    }
+    out = forward1(ddp, x);
+    loss = loss_of(out, y, 1.0);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    if (fault == SUMMED) {
+      for (size_t i = 0; i < n_params; ++i) {
+        dp_tensor* p = NULL;
+        ASSERT_OK(dp_module_parameter(model, i, &name, &p));
+        scale_grad(p, g_size);
+        dp_tensor_release(p);
+      }
+    } else if (fault == BUCKET_SKIPPED) {
+      dp_tensor* g = NULL;
+      ASSERT_OK(dp_tensor_grad(last, &g));
+      ASSERT_OK(dp_tensor_copy_from_host(g, local_last, last_bytes));
+      dp_tensor_release(g);
+      free(local_last);
+    }
+    ASSERT_OK(dp_optimizer_step(opt));
+    ASSERT_OK(dp_optimizer_zero_grad(opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+
+    /* The reference: one process, the whole global batch. */
+    make_batch(g_ctx, s, 0, kRankBatch * g_size, cnn, &x, &y);
+    ASSERT_OK(dp_module_forward1(ref, x, &out));
+    loss = loss_of(out, y, 1.0);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ASSERT_OK(dp_optimizer_step(ref_opt));
+    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  size_t n = 0, n_ref = 0;
+  float* a = read_parameters(model, &n);
+  float* b = read_parameters(ref, &n_ref);
+  assert_int_equal(n, n_ref);
+  const double diff = max_abs_diff(a, b, n);
+  free(a);
+  free(b);
+  dp_tensor_release(last);
+  dp_optimizer_release(opt);
+  dp_optimizer_release(ref_opt);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+  dp_module_release(ref);
+  return diff;
+}
+
+static void ddp_mlp_equals_one_process_on_the_global_batch(void** state) {
+  (void)state;
+  const double diff = train_against_reference(0, 20, NO_FAULT);
+  print_message("rank %d: MLP, %d ranks x %d devices, 20 steps: max |ddp - reference| = %.3g\n",
+                g_rank, g_size, g_local_devices, diff);
+  assert_true(diff <= kBound);
+}
+
+static void ddp_cnn_equals_one_process_on_the_global_batch(void** state) {
+  (void)state;
+  const double diff = train_against_reference(1, 20, NO_FAULT);
+  print_message("rank %d: CNN, %d ranks x %d devices, 20 steps: max |ddp - reference| = %.3g\n",
+                g_rank, g_size, g_local_devices, diff);
+  assert_true(diff <= kBound);
+}
+
+static void equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket(void** state) {
+  (void)state;
+  const double summed = train_against_reference(0, 20, SUMMED);
+  const double skipped = train_against_reference(0, 20, BUCKET_SKIPPED);
+  print_message("rank %d: summed %.3g, bucket skipped %.3g (bound %.1g)\n", g_rank, summed, skipped,
+                kBound);
+  assert_true(summed > 100 * kBound);
+  assert_true(skipped > 10 * kBound);
+}
+
+/* --- no_sync -------------------------------------------------------------------------- */
+
+static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** state) {
+  (void)state;
+  const int k = 3;
+  dp_module* model = make_mlp(g_ctx, 64);
+  dp_module* ref = make_mlp(g_ctx, 64);
+  dp_ddp* ddp = make_ddp(model, 0, 1);
+  copy_state(model, ref);
+  dp_optimizer* opt = make_sgd(model);
+  dp_optimizer* ref_opt = make_sgd(ref);
+  for (int s = 0; s < 3; ++s) {
+    for (int m = 0; m < k; ++m) {
+      ASSERT_OK(dp_ddp_set_grad_sync(ddp, m == k - 1));
+      dp_tensor *x, *y, *out, *loss;
+      make_batch(g_ctx, s, (m * g_size + g_rank) * kRankBatch, kRankBatch, 0, &x, &y);
+      out = forward1(ddp, x);
+      loss = loss_of(out, y, 1.0 / k);
+      ASSERT_OK(dp_backward(loss, NULL, 0));
+      if (m == 0) { /* after a no_sync backward the ranks' gradients are their own */
+        dp_tensor *p = NULL, *g = NULL, *gathered = NULL;
+        const char* name = NULL;
+        ASSERT_OK(dp_module_parameter(model, 0, &name, &p));
+        ASSERT_OK(dp_tensor_grad(p, &g));
+        ASSERT_OK(dp_process_group_allgather(g_group, g, &gathered));
+        int64_t n = 0;
+        ASSERT_OK(dp_tensor_numel(g, &n));
+        float* all = malloc((size_t)(n * g_size) * sizeof(float));
+        ASSERT_OK(dp_tensor_to_host(gathered, all, (size_t)(n * g_size) * sizeof(float)));
+        assert_true(max_abs_diff(all, all + n, (size_t)n) > 0);
+        free(all);
+        dp_tensor_release(p);
+        dp_tensor_release(g);
+        dp_tensor_release(gathered);
+      }
+      dp_tensor_release(x);
+      dp_tensor_release(y);
+      dp_tensor_release(out);
+      dp_tensor_release(loss);
+    }
+    ASSERT_OK(dp_optimizer_step(opt));
+    ASSERT_OK(dp_optimizer_zero_grad(opt));
+    dp_tensor *x, *y, *out, *loss;
+    make_batch(g_ctx, s, 0, kRankBatch * g_size * k, 0, &x, &y);
+    ASSERT_OK(dp_module_forward1(ref, x, &out));
+    loss = loss_of(out, y, 1.0);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ASSERT_OK(dp_optimizer_step(ref_opt));
+    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  size_t n = 0;
+  float* a = read_parameters(model, &n);
+  float* b = read_parameters(ref, &n);
+  const double diff = max_abs_diff(a, b, n);
+  print_message("rank %d: no_sync x%d, 3 steps: max |ddp - reference| = %.3g\n", g_rank, k, diff);
+  assert_true(diff <= kBound);
+  free(a);
+  free(b);
+  dp_optimizer_release(opt);
+  dp_optimizer_release(ref_opt);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+  dp_module_release(ref);
+}
+
+/* --- uneven inputs -------------------------------------------------------------------- */
+
+/* Rank r has 5 + 2r batches. Step s averages over all ranks, the ranks out of batches
+   counting as zeros: the reference takes the active ranks' rows with the loss scaled by
+   (active ranks) / (all ranks). */
+static void join_with_uneven_batches_finishes_with_the_documented_average(void** state) {
+  (void)state;
+  dp_module* model = make_mlp(g_ctx, 64);
+  dp_module* ref = make_mlp(g_ctx, 64);
+  dp_ddp* ddp = make_ddp(model, 0, 1);
+  ASSERT_ERROR(dp_ddp_join(ddp), DP_ERR_STATE, "uneven inputs");
+  ASSERT_OK(dp_ddp_set_uneven_inputs(ddp, 1));
+  copy_state(model, ref);
+  dp_optimizer* opt = make_sgd(model);
+  dp_optimizer* ref_opt = make_sgd(ref);
+  const int mine = 5 + 2 * g_rank, most = 5 + 2 * (g_size - 1);
+  for (int s = 0; s < mine; ++s) {
+    dp_tensor *x, *y, *out, *loss;
+    make_batch(g_ctx, s, g_rank * kRankBatch, kRankBatch, 0, &x, &y);
+    out = forward1(ddp, x);
+    loss = loss_of(out, y, 1.0);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ASSERT_OK(dp_optimizer_step(opt));
+    ASSERT_OK(dp_optimizer_zero_grad(opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  ASSERT_OK(dp_ddp_join(ddp)); /* returns when every rank has joined */
+  for (int s = 0; s < most; ++s) {
+    int active = 0;
+    for (int r = 0; r < g_size; ++r) active += 5 + 2 * r > s;
+    dp_tensor *x, *y, *out, *loss;
+    /* The active ranks are the last `active` ones: their rows end the global batch. */
+    make_batch(g_ctx, s, (g_size - active) * kRankBatch, kRankBatch * active, 0, &x, &y);
+    ASSERT_OK(dp_module_forward1(ref, x, &out));
+    loss = loss_of(out, y, (double)active / g_size);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ASSERT_OK(dp_optimizer_step(ref_opt));
+    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  size_t n = 0;
+  float* a = read_parameters(model, &n);
+  float* b = read_parameters(ref, &n);
+  const double diff = max_abs_diff(a, b, n);
+  print_message("rank %d: join after %d of %d batches: max |ddp - reference| = %.3g\n", g_rank,
+                mine, most, diff);
+  assert_true(diff <= kBound);
+  free(a);
+  free(b);
+  dp_optimizer_release(opt);
+  dp_optimizer_release(ref_opt);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+  dp_module_release(ref);
+}
+
+/* --- unused parameters ------------------------------------------------------------------ */
+
+/* y = x wa^T + ba, plus x wb^T + bb when *user_data is non-zero. */
+static dp_result two_branch_forward(void* user_data, dp_module* self, dp_tensor* const* inputs,
+                                    size_t n_inputs, dp_tensor** outputs, size_t max_outputs,
+                                    size_t* n_outputs) {
+  (void)n_inputs;
+  (void)max_outputs;
+  dp_tensor *wa, *ba, *ya;
+  dp_module_get(self, "wa", &wa);
+  dp_module_get(self, "ba", &ba);
+  dp_result r = dp_op_linear(inputs[0], wa, ba, &ya);
+  dp_tensor_release(wa);
+  dp_tensor_release(ba);
+  if (r != DP_OK) return r;
+  if (*(const int*)user_data) {
+    dp_tensor *wb, *bb, *yb, *sum;
+    dp_module_get(self, "wb", &wb);
+    dp_module_get(self, "bb", &bb);
+    r = dp_op_linear(inputs[0], wb, bb, &yb);
+    dp_tensor_release(wb);
+    dp_tensor_release(bb);
+    if (r != DP_OK) return r;
+    r = dp_op_add(ya, yb, &sum);
+    dp_tensor_release(ya);
+    dp_tensor_release(yb);
+    ya = sum;
+    if (r != DP_OK) return r;
+  }
+  outputs[0] = ya;
+  *n_outputs = 1;
+  return DP_OK;
+}
+
+static void unused_parameters_get_zero_gradients_without_a_hang(void** state) {
+  (void)state;
+  static int use_b;
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = two_branch_forward;
+  desc.user_data = &use_b;
+  dp_module* model = NULL;
+  ASSERT_OK(dp_module_custom(g_ctx, &desc, &model));
+  const char* names[4] = {"wa", "ba", "wb", "bb"};
+  for (int i = 0; i < 4; ++i) {
+    float v[784 * 10];
+    const int64_t n = i % 2 ? 10 : 7840;
+    for (int64_t k = 0; k < n; ++k) v[k] = 0.05f * sample_value(99, i, k);
+    const int64_t wshape[2] = {10, 784}, bshape[1] = {10};
+    dp_tensor* t = NULL;
+    const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+    ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, i % 2 ? bshape : wshape, i % 2 ? 1 : 2, v,
+                                  (size_t)n * sizeof(float), cpu0, &t));
+    ASSERT_OK(dp_module_register_parameter(model, names[i], t));
+    dp_tensor_release(t);
+  }
+  dp_ddp* ddp = make_ddp(model, 0, 1);
+  for (int s = 0; s < 2; ++s) {
+    /* Step 0: rank 0 alone uses branch b. Step 1: no rank does. */
+    use_b = s == 0 && g_rank == 0;
+    dp_tensor *x, *y, *out, *loss;
+    make_batch(g_ctx, s, g_rank * kRankBatch, kRankBatch, 0, &x, &y);
+    out = forward1(ddp, x);
+    loss = loss_of(out, y, 1.0);
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    dp_tensor *bb = NULL, *g = NULL, *gathered = NULL;
+    ASSERT_OK(dp_module_get(model, "bb", &bb));
+    ASSERT_OK(dp_tensor_grad(bb, &g));
+    assert_non_null(g);
+    float grads[30];
+    ASSERT_OK(dp_process_group_allgather(g_group, g, &gathered));
+    ASSERT_OK(dp_tensor_to_host(gathered, grads, (size_t)(10 * g_size) * sizeof(float)));
+    double norm = 0;
+    for (int k = 0; k < 10; ++k) norm += fabs(grads[k]);
+    for (int r = 1; r < g_size; ++r) assert_true(max_abs_diff(grads, grads + 10 * r, 10) == 0);
+    if (s == 0) {
+      assert_true(norm > 0); /* rank 0's gradient, averaged with the others' zeros */
+    } else {
+      assert_true(norm == 0);
+    }
+    ASSERT_OK(dp_module_zero_grad(model));
+    dp_tensor_release(bb);
+    dp_tensor_release(g);
+    dp_tensor_release(gathered);
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
+/* --- buffers -------------------------------------------------------------------------- */
+
+static void broadcast_buffers_gives_every_rank_rank_0s_statistics(void** state) {
+  (void)state;
+  for (int on = 0; on < 2; ++on) {
+    const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+    dp_module* bn = NULL;
+    ASSERT_OK(dp_module_batchnorm1d(g_ctx, 4, 1e-5, 0.1, cpu0, &bn));
+    dp_ddp* ddp = make_ddp(bn, 0, on);
+    dp_tensor* mean = NULL;
+    ASSERT_OK(dp_module_get(bn, "running_mean", &mean));
+    float mine[4] = {(float)g_rank, 1, 2, 3};
+    ASSERT_OK(dp_tensor_copy_from_host(mean, mine, sizeof mine));
+    ASSERT_OK(dp_module_train(bn, 0)); /* eval: the forward reads, not writes, the mean */
+    float x[8] = {0};
+    const int64_t shape[2] = {2, 4};
+    dp_tensor* in = NULL;
+    ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x, sizeof x, cpu0, &in));
+    dp_tensor* out = forward1(ddp, in);
+    float after[4];
+    ASSERT_OK(dp_tensor_to_host(mean, after, sizeof after));
+    assert_float_equal(after[0], on ? 0.0f : (float)g_rank, 0);
+    dp_tensor_release(in);
+    dp_tensor_release(out);
+    dp_tensor_release(mean);
+    dp_ddp_release(ddp);
+    dp_module_release(bn);
+  }
+}
+
+/* --- arguments ------------------------------------------------------------------------ */
+
+static void ddp_create_rejects_bad_arguments(void** state) {
+  (void)state;
+  dp_module* model = make_mlp(g_ctx, 16);
+  dp_ddp* ddp = NULL;
+  ASSERT_ERROR(dp_ddp_create(NULL, g_group, NULL, 0, NULL, 0, NULL, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "module is NULL");
+  ASSERT_ERROR(dp_ddp_create(model, NULL, NULL, 0, NULL, 0, NULL, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "group is NULL");
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, NULL, NULL), DP_ERR_INVALID_ARGUMENT,
+               "out is NULL");
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.struct_size = 4;
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "struct_size = 4");
+  const dp_device missing = {DP_DEVICE_CPU, 64};
+  ASSERT_ERROR(dp_ddp_create(model, g_group, &missing, 1, NULL, 0, NULL, &ddp), DP_ERR_OUT_OF_RANGE,
+               "cpu:64");
+  ASSERT_ERROR(dp_ddp_forward(NULL, NULL, NULL, 0, NULL, 0, NULL), DP_ERR_INVALID_ARGUMENT, "ddp");
+  /* The default devices: this rank's share of the CPU devices. */
+  ASSERT_OK(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, NULL, &ddp));
+  dp_device got[4];
+  size_t n = 0;
+  ASSERT_OK(dp_ddp_devices(ddp, got, 4, &n));
+  const int32_t share = g_local_devices / g_size > 1 ? g_local_devices / g_size : 1;
+  assert_int_equal(n, share);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
+static int setup(void** state) {
+  (void)state;
+  const char* env = getenv("DP_TEST_LOCAL_DEVICES");
+  g_local_devices = env ? atoi(env) : 1;
+  g_ctx = ddp_context(g_local_devices, 1);
+  ASSERT_OK(dp_process_group_from_mpi(g_ctx, NULL, &g_group));
+  ASSERT_OK(dp_process_group_rank(g_group, &g_rank));
+  ASSERT_OK(dp_process_group_size(g_group, &g_size));
+  return 0;
+}
+
+static int teardown(void** state) {
+  (void)state;
+  dp_process_group_release(g_group);
+  dp_context_release(g_ctx);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(process_group_collectives_match_hand_computed),
+      cmocka_unit_test(ddp_mlp_equals_one_process_on_the_global_batch),
+      cmocka_unit_test(ddp_cnn_equals_one_process_on_the_global_batch),
+      cmocka_unit_test(equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket),
+      cmocka_unit_test(no_sync_micro_batches_equal_one_step_on_the_k_fold_batch),
+      cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
+      cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
+      cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
+      cmocka_unit_test(ddp_create_rejects_bad_arguments),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
