@@ -32,3 +32,26 @@ foreach(_ranks 2 3)
       ENVIRONMENT "DP_TEST_LOCAL_DEVICES=${_devices};DP_DISTRIBUTED_TIMEOUT=60;DP_SPIN_US=0")
   endforeach()
 endforeach()
+
+# Whole-job outcomes (tests/distributed/test_scenarios.py): mismatched models, a killed
+# rank, the timeout's message, the overlap seen in the trace.
+add_executable(ddp_scenarios distributed/ddp_scenarios.c)
+target_link_libraries(ddp_scenarios PRIVATE dataparallel m dp_warnings)
+add_dependencies(ddp_scenarios dataparallel_mpi)
+string(REPLACE ";" "\\;" _mpiexec_env "${DP_MPIEXEC}")
+add_test(NAME distributed_scenarios
+         COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider
+                 ${CMAKE_CURRENT_SOURCE_DIR}/distributed/test_scenarios.py)
+set_tests_properties(distributed_scenarios PROPERTIES
+  LABELS "distributed" TIMEOUT 300 RUN_SERIAL TRUE
+  ENVIRONMENT "DP_MPIEXEC=${_mpiexec_env};DP_SCENARIOS=$<TARGET_FILE:ddp_scenarios>;DP_SPIN_US=0")
+
+# Without MPI: one clear error naming what is missing; single-process work unaffected.
+add_executable(test_distributed_no_mpi distributed/test_no_mpi.c)
+target_link_libraries(test_distributed_no_mpi PRIVATE dataparallel m dp_warnings)
+add_test(NAME distributed_plugin_missing COMMAND test_distributed_no_mpi plugin-missing)
+set_tests_properties(distributed_plugin_missing PROPERTIES LABELS "distributed"
+  ENVIRONMENT "DP_MPI_PLUGIN=/nonexistent/libdataparallel_mpi.so")
+add_test(NAME distributed_mpi_not_initialised COMMAND test_distributed_no_mpi not-initialised)
+set_tests_properties(distributed_mpi_not_initialised PROPERTIES LABELS "distributed")
+add_dependencies(test_distributed_no_mpi dataparallel_mpi)

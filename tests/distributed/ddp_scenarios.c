@@ -1,0 +1,80 @@
+/* Multi-process scenarios whose outcome is the whole job's, checked from outside by
+   tests/distributed/test_scenarios.py (exit codes, messages, timing, traces):
+     mismatch  rank 1's model differs from rank 0's: every rank must fail at creation
+               with the same message, naming the first difference
+     kill      rank 1 kills itself (SIGKILL) between forward and backward of step 3
+     trace     a few training steps of a wider MLP whose first bucket holds the last
+               layer alone, for the overlap test (DP_TRACE set per rank by the launcher)
+   Usage: ddp_scenarios MODE. Exit 0 when the mode ran to its end, 1 when DDP creation
+   failed (mismatch prints "rank R: <result>: <message>"), 3 when a call failed. */
+#include <signal.h>
+#include <unistd.h>
+
+#include "ddp_util.h"
+
+static void train(dp_context* ctx, dp_ddp* ddp, dp_module* model, int steps, int64_t batch,
+                  int32_t rank, int kill_step) {
+  dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+  dp_optimizer* opt = NULL;
+  MUST(dp_optimizer_sgd(model, &so, &opt));
+  for (int s = 0; s < steps; ++s) {
+    dp_tensor *x, *y, *out = NULL;
+    size_t n = 0;
+    make_batch(ctx, s, rank * batch, batch, 0, &x, &y);
+    MUST(dp_ddp_forward(ddp, &x, NULL, 1, &out, 1, &n));
+    if (s == kill_step && rank == 1) {
+      fprintf(stderr, "rank 1: killing itself in step %d\n", s);
+      fflush(stderr);
+      raise(SIGKILL);
+    }
+    dp_tensor* loss = loss_of(out, y, 1.0);
+    MUST(dp_backward(loss, NULL, 0));
+    MUST(dp_optimizer_step(opt));
+    MUST(dp_optimizer_zero_grad(opt));
+    dp_tensor_release(x);
+    dp_tensor_release(y);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  dp_optimizer_release(opt);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s mismatch|kill|trace\n", argv[0]);
+    return 2;
+  }
+  const char* mode = argv[1];
+  dp_context* ctx = ddp_context(1, 1);
+  dp_process_group* group = NULL;
+  MUST(dp_process_group_from_mpi(ctx, NULL, &group));
+  int32_t rank = 0;
+  MUST(dp_process_group_rank(group, &rank));
+  int64_t hidden = 64;
+  if (strcmp(mode, "mismatch") == 0 && rank == 1) hidden = 48;
+  if (strcmp(mode, "trace") == 0) hidden = 1024;
+  dp_module* model = make_mlp(ctx, hidden);
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.first_bucket_bytes = 16; /* the last layer's bias alone */
+  dp_ddp* ddp = NULL;
+  const dp_result r = dp_ddp_create(model, group, NULL, 0, NULL, 0, &o, &ddp);
+  int code = 0;
+  if (r != DP_OK) {
+    fprintf(stderr, "rank %d: %s: %s\n", rank, dp_result_string(r), dp_last_error());
+    code = 1;
+  } else if (strcmp(mode, "kill") == 0) {
+    train(ctx, ddp, model, 6, 16, rank, 3);
+  } else if (strcmp(mode, "trace") == 0) {
+    train(ctx, ddp, model, 6, 256, rank, -1);
+  } else if (strcmp(mode, "mismatch") == 0) {
+    fprintf(stderr, "rank %d: the models were accepted\n", rank);
+  } else {
+    fprintf(stderr, "unknown mode %s\n", mode);
+    code = 2;
+  }
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+  dp_process_group_release(group);
+  dp_context_release(ctx);
+  return code;
+}

@@ -1,0 +1,91 @@
+"""Whole-job outcomes of DistributedDataParallel under mpirun: what every rank prints, the
+job's exit code, how long it takes, and the trace. ctest sets DP_MPIEXEC (the launcher and
+its flags, ';'-separated) and DP_SCENARIOS (tests/distributed/ddp_scenarios.c's binary)."""
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+MPIEXEC = [a for a in os.environ.get("DP_MPIEXEC", "mpirun").split(";") if a]
+SCENARIOS = os.environ.get("DP_SCENARIOS", "")
+
+
+def run_job(mode, ranks=2, timeout_s=20, env=None, wrap=None):
+    """Runs ddp_scenarios MODE on `ranks` ranks; returns (exit code, output, seconds)."""
+    cmd = MPIEXEC + ["-np", str(ranks)] + (wrap or []) + [SCENARIOS, mode]
+    started = time.monotonic()
+    job = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=90, env={**os.environ, "DP_DISTRIBUTED_TIMEOUT": str(timeout_s),
+                                          **(env or {})})
+    return job.returncode, job.stdout, time.monotonic() - started
+
+
+def test_mismatched_models_fail_on_every_rank_naming_the_first_difference():
+    code, out, seconds = run_job("mismatch", ranks=3)
+    assert code != 0, out
+    messages = re.findall(r"^rank (\d): invalid argument: (.*)$", out, re.MULTILINE)
+    assert sorted(int(r) for r, _ in messages) == [0, 1, 2], out
+    # The same message on every rank, naming rank 1's first differing parameter.
+    assert len({m for _, m in messages}) == 1, out
+    assert ("rank 0 has parameter '0.weight' (float32, [64, 784]) where rank 1 has "
+            "parameter '0.weight' (float32, [48, 784])") in messages[0][1], out
+    assert seconds < 30, f"{seconds:.1f} s"
+
+
+def test_a_killed_rank_ends_the_job_with_an_error_within_the_timeout():
+    code, out, seconds = run_job("kill", ranks=2, timeout_s=10)
+    assert "rank 1: killing itself in step 3" in out, out
+    assert code != 0, out
+    # mpirun notices the death, or rank 0's wait reaches the 10 s timeout and aborts.
+    assert seconds < 30, f"{seconds:.1f} s: {out}"
+
+
+def test_the_wait_past_the_timeout_names_the_collective_and_the_step():
+    # Rank 1 killed, mpirun told to leave the others running: only the timeout ends rank 0.
+    if not any("Open MPI" in line or "OpenRTE" in line for line in
+               subprocess.run(MPIEXEC[:1] + ["--version"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True).stdout.splitlines()):
+        pytest.skip("needs Open MPI's --mca orte_abort_on_non_zero_status")
+    code, out, seconds = run_job("kill", ranks=2, timeout_s=5,
+                                 wrap=None, env={"OMPI_MCA_orte_abort_on_non_zero_status": "0"})
+    assert code != 0, out
+    if "waited" in out:  # when rank 0 reached its timeout before mpirun ended it
+        assert re.search(r"rank 0 of 2 waited 5 s for the gradient allreduce of bucket \d+ "
+                         r"\(of \d+\) in step 4", out), out
+    assert seconds < 30, f"{seconds:.1f} s"
+
+
+def test_a_bucket_allreduce_starts_before_the_first_layers_backward_ends(tmp_path):
+    if "OMPI_COMM_WORLD_RANK" not in subprocess.run(
+            MPIEXEC + ["-np", "1", "env"], stdout=subprocess.PIPE, text=True).stdout:
+        pytest.skip("the per-rank trace path uses Open MPI's OMPI_COMM_WORLD_RANK")
+    pattern = str(tmp_path / "trace.$OMPI_COMM_WORLD_RANK.json")
+    code, out, _ = run_job("trace", wrap=["/bin/sh", "-c", f'DP_TRACE="{pattern}" exec "$0" "$@"'])
+    assert code == 0, out
+    events = json.loads((tmp_path / "trace.0.json").read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    spans = [e for e in events if e.get("ph") == "X"]
+    backwards = sorted((e for e in spans if e["name"] == "autograd backward"),
+                       key=lambda e: e["ts"])
+    assert len(backwards) == 6, [e["name"] for e in spans][:40]
+    first_buckets = [e for e in spans if e["name"] == "bucket allreduce"
+                     and e.get("args", {}).get("arg", e.get("args", {}).get("value")) in (0, None)]
+    overlapped = 0
+    for step, bw in enumerate(backwards):
+        begin, end = bw["ts"], bw["ts"] + bw["dur"]
+        # The nodes this backward ran (not the gradient hooks' accumulation): the last one
+        # to end is the first layer's backward.
+        nodes = [e for e in spans if begin <= e["ts"] <= end and names.get(e["tid"]) != "comm"
+                 and e["name"] not in ("autograd backward", "AccumulateGrad", "gradient sum")]
+        last_node_end = max(e["ts"] + e["dur"] for e in nodes)
+        bucket0 = [e for e in first_buckets if begin <= e["ts"] <= end]
+        assert bucket0, f"step {step}: no allreduce of bucket 0 inside the backward"
+        assert names[bucket0[0]["tid"]] == "comm"
+        if bucket0[0]["ts"] < last_node_end:
+            overlapped += 1
+    # Step 0 warms up (the first allocation of every buffer); every later step overlaps.
+    assert overlapped >= 5, f"bucket 0 overlapped the backward in {overlapped} of 6 steps"
