@@ -87,21 +87,22 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::shared_ptr<Context> ctx,
   const MpiPlugin& plugin = mpi_plugin();
   DP_CHECK(plugin.entry != nullptr, kNotSupported, plugin.status);
   const char* why = nullptr;
-  Transport* transport = plugin.entry(kTransportAbiVersion, comm_f, &why);
+  std::unique_ptr<Transport> transport(plugin.entry(kTransportAbiVersion, comm_f, &why));
   DP_CHECK(transport != nullptr, kBackend,
            "MPI could not start: " << (why ? why : "unknown reason"));
-  return std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(ctx), transport, timeout));
+  return std::shared_ptr<ProcessGroup>(
+      new ProcessGroup(std::move(ctx), std::move(transport), timeout));
 }
 
-ProcessGroup::ProcessGroup(std::shared_ptr<Context> ctx, Transport* transport,
+ProcessGroup::ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transport> transport,
                            double timeout_seconds)
     : ctx_(std::move(ctx)),
-      transport_(transport),
-      rank_(transport->rank()),
-      size_(transport->size()),
-      local_rank_(transport->local_rank()),
-      local_size_(transport->local_size()),
-      describe_(transport->describe()),
+      transport_(std::move(transport)),
+      rank_(transport_->rank()),
+      size_(transport_->size()),
+      local_rank_(transport_->local_rank()),
+      local_size_(transport_->local_size()),
+      describe_(transport_->describe()),
       timeout_seconds_(timeout_seconds) {
   thread_ = std::thread([this] { loop(); });
 }

@@ -89,7 +89,8 @@ class ProcessGroup {
   void barrier();
 
  private:
-  ProcessGroup(std::shared_ptr<Context> ctx, Transport* transport, double timeout_seconds);
+  ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transport> transport,
+               double timeout_seconds);
   void loop();
 
   std::shared_ptr<Context> ctx_;

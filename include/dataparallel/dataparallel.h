@@ -1010,6 +1010,8 @@ DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* 
  * A wait that lasts past the group's timeout prints which collective it waited for and
  * aborts the whole job (MPI_Abort), so a dead rank stops the others instead of hanging
  * them. CUDA tensors pass through host memory.
+ * Every rank must issue the same collectives in the same order: a program that calls a
+ * group (or a dp_ddp over it) from several threads orders those calls itself.
  */
 typedef struct dp_process_group dp_process_group;
 
