@@ -11,7 +11,8 @@
    lr, momentum, batch, seed and limit it records are taken over unless the command line
    gives them. A model or optimizer given must match (exit EXIT_BAD_INPUT otherwise); an
    lr, momentum, batch, seed or limit given may differ, with a warning. --eval-only takes
-   over the model only. Nothing happens without --resume or --eval-only. */
+   over the model only. Nothing happens without --resume or --eval-only. With
+   --distributed every rank takes them over and rank 0 alone warns. */
 void adopt_checkpoint_settings(options* o);
 
 /* Loads --resume's checkpoint into model and optimizer and returns the first epoch to
