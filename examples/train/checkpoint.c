@@ -32,7 +32,7 @@ static void format_double(double v, char* buf, size_t size) {
 static int takes_over(const options* o, unsigned given, const char* name, const char* recorded,
                       int differs, const char* mine) {
   if (!(o->given & given)) return 1;
-  if (differs) {
+  if (differs && o->rank == 0) {
     fprintf(stderr,
             "dp-train: warning: the checkpoint was trained with %s %s, this run continues "
             "with %s %s\n",
@@ -143,10 +143,10 @@ int resume_checkpoint(const options* o, dp_module* model, dp_optimizer* opt) {
     bad_input("--resume %s: the checkpoint records no epoch", o->resume);
   }
   const int first_epoch = (int)parse_int(meta, "checkpoint epoch", 0, 1000000) + 1;
-  if (!o->quiet) {
+  if (!o->quiet && o->rank == 0) {
     fprintf(stderr, "dp-train: resuming after epoch %d from %s\n", first_epoch - 1, o->resume);
   }
-  if (first_epoch > o->epochs) {
+  if (first_epoch > o->epochs && o->rank == 0) {
     fprintf(stderr,
             "dp-train: warning: %s is at epoch %d and --epochs is %d, which counts from the "
             "first run's start: no epoch to train\n",

@@ -63,7 +63,7 @@ static void gather_rows(float* dst, const uint8_t* pixels, const size_t* rows, s
 static void make_batch(const batch_loader* l, size_t b, dp_tensor** x, dp_tensor** y) {
   int64_t shape[4];
   const size_t nd = model_input_shape(l->model, l->batch, shape);
-  const size_t* rows = l->perm + b * (size_t)l->batch;
+  const size_t* rows = l->perm + b * l->stride + l->offset;
   const size_t n = (size_t)l->batch;
   if (l->input_device.type == DP_DEVICE_CPU) {
     /* Rows go straight into the batch tensor: one copy, as torch's x[idx]. */

@@ -25,13 +25,17 @@ enum { LOADER_SLOTS = 2 };
 
 /* The training batches of one epoch in perm's order, assembled one ahead on a thread of
    their own (data.c says why). The caller fills the first block before loader_start and
-   leaves the rest to the loader. */
+   leaves the rest to the loader. Batch b holds the samples perm[b * stride + offset + i]
+   for i < batch: the whole global batch (stride = batch, offset 0), or with --distributed
+   rank r's share of it, rows [r * batch, (r + 1) * batch) of the global batch (stride =
+   --batch, batch = --batch / ranks, offset = r * batch). */
 typedef struct batch_loader {
   dp_context* ctx;
   const fashion_split* train;
   const size_t* perm;
   const char* model;
   int64_t batch;
+  size_t stride, offset;
   size_t n_batches;
   dp_device input_device, label_device;
   float* staging;  /* batch rows for a device that is not a CPU (copied from here) */

@@ -51,12 +51,33 @@ static void device_str(dp_device d, char* buf, size_t n) {
   snprintf(buf, n, "%s:%d", d.type == DP_DEVICE_CPU ? "cpu" : "cuda", d.index);
 }
 
+/* The names and the `where` of d's devices. */
+static void name_devices(device_setup* d, const options* o) {
+  d->names[0] = d->json_names[0] = '\0';
+  for (size_t i = 0; i < d->n_devices; ++i) {
+    char name[32];
+    device_str(d->devices[i], name, sizeof name);
+    const size_t used_json = strlen(d->json_names), used = strlen(d->names);
+    snprintf(d->json_names + used_json, sizeof d->json_names - used_json, "%s\"%s\"", i ? "," : "",
+             name);
+    snprintf(d->names + used, sizeof d->names - used, "%s%s", i ? "," : "", name);
+  }
+  if (o->distributed) {
+    snprintf(d->where, sizeof d->where, "%d ranks (rank 0 on %s)", o->ranks, d->names);
+  } else {
+    snprintf(d->where, sizeof d->where, "%s", d->names);
+  }
+}
+
 void choose_devices(dp_context* ctx, const options* o, device_setup* out) {
   memset(out, 0, sizeof *out);
   dp_device* devices = out->devices;
   size_t n_devices = 0;
   char items[MAX_DEVICES][64];
-  if (strcmp(o->devices, "all") != 0) {
+  if (o->distributed && !o->devices) {
+    /* The library picks a rank's devices when it creates the DistributedDataParallel, and
+       the trainer names them then (set_rank_devices). */
+  } else if (o->devices && strcmp(o->devices, "all") != 0) {
     n_devices = split_list(o->devices, items, MAX_DEVICES, "--devices");
     for (size_t i = 0; i < n_devices; ++i) {
       if (parse_device(items[i], &devices[i]) != 0) {
@@ -81,7 +102,7 @@ void choose_devices(dp_context* ctx, const options* o, device_setup* out) {
     }
   }
   out->n_devices = n_devices;
-  out->output_device = devices[0];
+  if (n_devices) out->output_device = devices[0];
   if (o->output_device && parse_device(o->output_device, &out->output_device) != 0) {
     bad_input("--output-device = \"%s\" is not a device (expected cpu:N or cuda:N)",
               o->output_device);
@@ -102,12 +123,12 @@ void choose_devices(dp_context* ctx, const options* o, device_setup* out) {
     }
     out->n_chunks = n_chunks;
   }
-  for (size_t i = 0; i < n_devices; ++i) {
-    char d[32];
-    device_str(devices[i], d, sizeof d);
-    const size_t used_json = strlen(out->json_names), used = strlen(out->names);
-    snprintf(out->json_names + used_json, sizeof out->json_names - used_json, "%s\"%s\"",
-             i ? "," : "", d);
-    snprintf(out->names + used, sizeof out->names - used, "%s%s", i ? "," : "", d);
-  }
+  name_devices(out, o);
+}
+
+void set_rank_devices(device_setup* d, const options* o, const dp_device* devices, size_t n) {
+  d->n_devices = n < MAX_DEVICES ? n : MAX_DEVICES;
+  memcpy(d->devices, devices, d->n_devices * sizeof *devices);
+  if (!o->output_device) d->output_device = devices[0];
+  name_devices(d, o);
 }

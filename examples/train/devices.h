@@ -19,11 +19,18 @@ typedef struct device_setup {
   size_t n_chunks;
   char names[MAX_DEVICES * 16];      /* "cpu:0,cpu:1" */
   char json_names[MAX_DEVICES * 16]; /* "\"cpu:0\",\"cpu:1\"" */
+  char where[MAX_DEVICES * 16 + 64]; /* names, or "2 ranks (rank 0 on cpu:0)" */
 } device_setup;
 
-/* The devices o names (all: every GPU, else every CPU device) into *out. Exits
-   EXIT_BAD_INPUT (errors.h) for a device that is not one or does not exist, and for chunk
-   sizes that do not fit the devices or --batch. */
+/* The devices o names (all, or none given without --distributed: every GPU, else every
+   CPU device) into *out. With --distributed and no --devices, none yet: the library picks
+   them for the rank, and set_rank_devices records them. Exits EXIT_BAD_INPUT (errors.h)
+   for a device that is not one or does not exist, and for chunk sizes that do not fit
+   the devices or --batch. */
 void choose_devices(dp_context* ctx, const options* o, device_setup* out);
+
+/* The n devices the library chose for this rank into *d (and the output device, unless
+   --output-device gave it). */
+void set_rank_devices(device_setup* d, const options* o, const dp_device* devices, size_t n);
 
 #endif /* DP_TRAIN_DEVICES_H_ */

@@ -17,17 +17,25 @@ static void usage(FILE* f) {
           "Trains a model on Fashion-MNIST with DataParallel over the chosen devices.\n\n"
           "  --model mlp|cnn         the models of torch_reference.py (default mlp)\n"
           "  --epochs N              the last epoch to train, 1 to 100000 (default 5)\n"
-          "  --batch N               global batch, split over the devices (default 256)\n"
+          "  --batch N               global batch, split over ranks and devices (default 256)\n"
           "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
           "  --momentum X            SGD momentum (default 0.9)\n"
           "  --optimizer sgd|adam    (default sgd)\n"
           "  --seed N                weights and shuffling, as torch_reference.py's (default 0;\n"
           "                          as torch.manual_seed, only N's low 32 bits count)\n"
           "  --devices LIST          cpu:0,cpu:1 or cuda:0,cuda:1 or all (default all:\n"
-          "                          every GPU, else every CPU device)\n"
+          "                          every GPU, else every CPU device; with --distributed\n"
+          "                          the library's devices for a rank)\n"
           "  --output-device DEV     where outputs are gathered (default the first device)\n"
           "  --chunk-sizes LIST      rows per device of a training batch, summing to --batch\n"
-          "                          (default even; the test set is always split evenly)\n"
+          "                          (default even; the test set is always split evenly;\n"
+          "                          not with --distributed)\n"
+          "  --distributed           one process per rank, started by mpirun: rank r of R\n"
+          "                          trains rows [r*B/R, (r+1)*B/R) of each batch of\n"
+          "                          B = --batch rows (divisible by R) over its devices,\n"
+          "                          with gradients averaged over the ranks, and evaluates\n"
+          "                          1/R of the test set; rank 0 alone prints and writes\n"
+          "                          files (docs/dp-train.md)\n"
           "  --limit N               train on the first N samples only\n"
           "  --data DIR              IDX files (default " FASHION_MNIST_DEFAULT_DIR
           ")\n"
@@ -44,7 +52,7 @@ static void usage(FILE* f) {
           "Exit codes:\n"
           "  0    done\n"
           "  1    the loss became infinite or NaN (try a smaller --lr), out of memory,\n"
-          "       or another failure of the library\n"
+          "       or another failure of the library (--distributed without its MPI plugin)\n"
           "  2    bad input: an option, the data files, a device, a checkpoint, or an\n"
           "       output file that cannot be written (one line on stderr names it)\n"
           "  130  interrupted by Ctrl-C; the last complete checkpoint is intact\n");
@@ -97,7 +105,8 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_MOMENTUM,
     OPT_LIMIT,
     OPT_DATA,
-    OPT_CHECKPOINT
+    OPT_CHECKPOINT,
+    OPT_DISTRIBUTED
   };
   static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
                                            {"epochs", required_argument, NULL, 'e'},
@@ -118,6 +127,7 @@ void parse_options(int argc, char** argv, options* o) {
                                            {"plot", required_argument, NULL, OPT_PLOT},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"quiet", no_argument, NULL, OPT_QUIET},
+                                           {"distributed", no_argument, NULL, OPT_DISTRIBUTED},
                                            {"help", no_argument, NULL, 'h'},
                                            {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -127,8 +137,8 @@ void parse_options(int argc, char** argv, options* o) {
   o->lr = -1;
   o->momentum = 0.9;
   o->optimizer = "sgd";
-  o->devices = "all";
   o->data = FASHION_MNIST_DEFAULT_DIR;
+  o->ranks = 1;
   /* The options whose text is kept as given, to be checked later. */
   const struct {
     int code;
@@ -186,6 +196,9 @@ void parse_options(int argc, char** argv, options* o) {
       case OPT_QUIET:
         o->quiet = 1;
         break;
+      case OPT_DISTRIBUTED:
+        o->distributed = 1;
+        break;
       case 'h':
         usage(stdout);
         exit(0);
@@ -208,6 +221,13 @@ void parse_options(int argc, char** argv, options* o) {
               : o->metrics  ? "--metrics"
                             : "--plot");
   }
+  /* A rank's DataParallel splits its share of the batch, which --chunk-sizes (summing to
+     --batch) does not describe. */
+  if (o->distributed && o->chunk_sizes) {
+    bad_input(
+        "--chunk-sizes and --distributed exclude each other: each rank splits its share "
+        "of --batch evenly over its devices");
+  }
   if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0) {
     bad_input("--model = \"%s\": expected mlp or cnn", o->model);
   }
@@ -221,4 +241,18 @@ void settle_options(options* o) {
     bad_input("--momentum applies to --optimizer sgd only, not %s", o->optimizer);
   }
   if (o->lr < 0) o->lr = strcmp(o->optimizer, "sgd") == 0 ? 0.1 : 0.001;
+  /* Every rank trains the same number of rows of each global batch. */
+  if (o->eval_only) return;
+  if (o->batch < o->ranks) {
+    bad_input(
+        "--batch %lld%s is smaller than the %d ranks: each rank needs at least one row of "
+        "every batch",
+        (long long)o->batch, o->batch_from_checkpoint ? " (the checkpoint's)" : "", o->ranks);
+  }
+  if (o->batch % o->ranks != 0) {
+    bad_input(
+        "--batch %lld%s is not divisible by the %d ranks: each rank trains --batch / ranks "
+        "rows of every batch",
+        (long long)o->batch, o->batch_from_checkpoint ? " (the checkpoint's)" : "", o->ranks);
+  }
 }

@@ -12,7 +12,7 @@ typedef struct options {
   double momentum;
   const char* optimizer;
   uint64_t seed;
-  const char* devices;
+  const char* devices; /* NULL: not given (every device; with --distributed the library's) */
   const char* output_device;
   const char* chunk_sizes;
   int64_t limit; /* 0: every training sample */
@@ -24,8 +24,12 @@ typedef struct options {
   const char* plot;
   int json;
   int quiet;
+  int distributed;
   unsigned given;            /* GIVEN_* bits: the options the command line set */
   int batch_from_checkpoint; /* --batch came from --resume's checkpoint */
+  /* Not options: with --distributed, this process's rank and the number of ranks (0 and 1
+     without). Only rank 0 prints progress, results and warnings, and writes files. */
+  int rank, ranks;
 } options;
 
 /* The options a checkpoint records; a resumed run takes them over unless given. */
@@ -44,8 +48,9 @@ enum {
    exclude each other. The strings in *o point into argv. */
 void parse_options(int argc, char** argv, options* o);
 
-/* The checks and defaults that wait for a checkpoint's settings (checkpoint.h): momentum
-   is for SGD only, and an lr not given is the optimizer's default. */
+/* The checks and defaults that wait for a checkpoint's settings (checkpoint.h) and the
+   number of ranks: momentum is for SGD only, an lr not given is the optimizer's default,
+   and --batch must divide among the ranks. */
 void settle_options(options* o);
 
 /* s as an integer in lo..hi, or exit EXIT_BAD_INPUT with a message naming `what` and s. */

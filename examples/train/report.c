@@ -4,7 +4,7 @@
 
 void report_progress(const options* o, int tty, int epoch, size_t done, size_t total, double loss,
                      double rate, double elapsed) {
-  if (o->quiet) return;
+  if (o->quiet || o->rank != 0) return;
   if (tty) {
     const int width = 30;
     const int filled = total ? (int)((double)done / (double)total * width) : width;
@@ -22,7 +22,7 @@ void report_progress(const options* o, int tty, int epoch, size_t done, size_t t
 }
 
 void report_epoch(const options* o, const epoch_record* r) {
-  if (o->quiet && o->json) return;
+  if ((o->quiet && o->json) || o->rank != 0) return;
   const dp_phase_times* p = &r->phases;
   printf(
       "epoch %d/%d  train loss %.4f  test loss %.4f  test accuracy %.2f%%  %.1fk samples/s  "
@@ -37,32 +37,39 @@ void report_epoch(const options* o, const epoch_record* r) {
 void report_json(const options* o, const device_setup* d, double test_accuracy, double test_loss,
                  double samples_per_s, double seconds, const dp_phase_times* phases,
                  double optimizer_s) {
+  if (o->rank != 0) return;
+  char ranks[32] = "";
+  if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
   printf(
-      "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": %d, \"batch\": %lld, "
+      "{\"model\": \"%s\", \"devices\": [%s], %s\"epochs\": %d, \"batch\": %lld, "
       "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": %.1f, "
       "\"seconds\": %.3f, \"phases\": {\"scatter\": %.4f, \"replicate\": %.4f, \"apply\": "
       "%.4f, \"gather\": %.4f, \"backward\": %.4f, \"reduce\": %.4f, \"optimizer\": %.4f}}\n",
-      o->model, d->json_names, o->epochs, (long long)o->batch, test_accuracy, test_loss,
+      o->model, d->json_names, ranks, o->epochs, (long long)o->batch, test_accuracy, test_loss,
       samples_per_s, seconds, phases->scatter, phases->replicate, phases->apply, phases->gather,
       phases->backward, phases->reduce, optimizer_s);
 }
 
 void report_evaluation(const options* o, const device_setup* d, size_t n_test, double test_loss,
                        double test_accuracy, double seconds) {
+  if (o->rank != 0) return;
   if (!o->quiet || !o->json) {
     printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
-           o->eval_only, n_test, d->names, test_loss, test_accuracy * 100);
+           o->eval_only, n_test, d->where, test_loss, test_accuracy * 100);
   }
   if (o->json) {
+    char ranks[32] = "";
+    if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
     printf(
-        "{\"model\": \"%s\", \"devices\": [%s], \"epochs\": 0, \"batch\": %lld, "
+        "{\"model\": \"%s\", \"devices\": [%s], %s\"epochs\": 0, \"batch\": %lld, "
         "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": null, "
         "\"seconds\": %.3f, \"phases\": null}\n",
-        o->model, d->json_names, (long long)o->batch, test_accuracy, test_loss, seconds);
+        o->model, d->json_names, ranks, (long long)o->batch, test_accuracy, test_loss, seconds);
   }
 }
 
 void report_interrupt(const options* o, const char* when, int epoch, int checkpoint_epoch) {
+  if (o->rank != 0) return;
   if (!o->checkpoint) {
     fprintf(stderr, "\ndp-train: interrupted %s epoch %d; no checkpoint was asked for\n", when,
             epoch);

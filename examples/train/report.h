@@ -1,5 +1,6 @@
 /* What dp-train prints: progress on stderr (a bar on a terminal, plain lines otherwise),
-   a summary line per epoch and the final JSON line on stdout. */
+   a summary line per epoch and the final JSON line on stdout. With --distributed, rank 0
+   alone prints them. */
 #ifndef DP_TRAIN_REPORT_H_
 #define DP_TRAIN_REPORT_H_
 
@@ -19,7 +20,8 @@ void report_progress(const options* o, int tty, int epoch, size_t done, size_t t
 void report_epoch(const options* o, const epoch_record* r);
 
 /* --json's line of a training run: the last evaluation, the training loop's rate, the
-   run's seconds and the phases summed over its epochs. */
+   run's seconds and the phases summed over its epochs; with --distributed, rank 0's
+   devices and the number of ranks. */
 void report_json(const options* o, const device_setup* d, double test_accuracy, double test_loss,
                  double samples_per_s, double seconds, const dp_phase_times* phases,
                  double optimizer_s);

@@ -29,9 +29,52 @@ static double now_seconds(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* With a group: the model under DistributedDataParallel over the rank's devices, and a
+   DataParallel of the same module over them for the test set. */
+static void distributed_setup(trainer* t) {
+  const options* o = t->o;
+  device_setup* d = t->d;
+  /* Without --devices the library picks the rank's devices: CPU ones from cpu:0, where the
+     module must be, or one GPU, to which it moves the module. */
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  check(build_model(t->ctx, o->model, d->n_devices ? d->devices[0] : cpu0, &t->model),
+        "building the model");
+  dp_ddp_options ddpo = DP_DDP_OPTIONS_INIT;
+  check(dp_ddp_create(t->model, t->group, d->n_devices ? d->devices : NULL, d->n_devices,
+                      o->output_device ? &d->output_device : NULL, 0, &ddpo, &t->ddp),
+        "setting up DistributedDataParallel");
+  dp_device devices[MAX_DEVICES];
+  size_t n = 0;
+  check(dp_ddp_devices(t->ddp, devices, MAX_DEVICES, &n), "the rank's devices");
+  set_rank_devices(d, o, devices, n);
+  dp_data_parallel_options eo = DP_DATA_PARALLEL_OPTIONS_INIT;
+  check(dp_data_parallel_create(t->model, d->devices, d->n_devices, &d->output_device, 0, &eo,
+                                &t->eval_dpw),
+        "setting up DataParallel for evaluation");
+}
+
+static void create_optimizer(trainer* t) {
+  const options* o = t->o;
+  if (strcmp(o->optimizer, "sgd") == 0) {
+    dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+    so.lr = o->lr;
+    so.momentum = o->momentum;
+    check(dp_optimizer_sgd(t->model, &so, &t->opt), "optimizer");
+  } else {
+    dp_adam_options ao = DP_ADAM_OPTIONS_INIT;
+    ao.lr = o->lr;
+    check(dp_optimizer_adam(t->model, &ao, &t->opt), "optimizer");
+  }
+}
+
 void trainer_setup(trainer* t) {
   const options* o = t->o;
   const device_setup* d = t->d;
+  if (t->group) {
+    distributed_setup(t);
+    create_optimizer(t);
+    return;
+  }
   check(build_model(t->ctx, o->model, d->devices[0], &t->model), "building the model");
   dp_data_parallel_options dpo = DP_DATA_PARALLEL_OPTIONS_INIT;
   dpo.chunk_sizes = d->n_chunks ? d->chunk_sizes : NULL;
@@ -49,26 +92,33 @@ void trainer_setup(trainer* t) {
                                   &t->eval_dpw),
           "setting up DataParallel for evaluation");
   }
-  if (strcmp(o->optimizer, "sgd") == 0) {
-    dp_sgd_options so = DP_SGD_OPTIONS_INIT;
-    so.lr = o->lr;
-    so.momentum = o->momentum;
-    check(dp_optimizer_sgd(t->model, &so, &t->opt), "optimizer");
-  } else {
-    dp_adam_options ao = DP_ADAM_OPTIONS_INIT;
-    ao.lr = o->lr;
-    check(dp_optimizer_adam(t->model, &ao, &t->opt), "optimizer");
-  }
+  create_optimizer(t);
 }
 
 void trainer_release(trainer* t) {
   dp_optimizer_release(t->opt);
   if (t->eval_dpw != t->dpw) dp_data_parallel_release(t->eval_dpw);
-  dp_data_parallel_release(t->dpw);
+  if (t->dpw) dp_data_parallel_release(t->dpw);
+  if (t->ddp) dp_ddp_release(t->ddp);
   dp_module_release(t->model);
   t->opt = NULL;
   t->eval_dpw = t->dpw = NULL;
+  t->ddp = NULL;
   t->model = NULL;
+}
+
+/* With a group, v[0..n) becomes its sum over the ranks (collective: every rank calls it
+   with the same n); without, it stays as it is. */
+static void sum_over_ranks(const trainer* t, double* v, size_t n) {
+  if (!t->group) return;
+  const int64_t shape[1] = {(int64_t)n};
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  dp_tensor* sums = NULL;
+  check(dp_tensor_from_data(t->ctx, DP_FLOAT64, shape, 1, v, n * sizeof(double), cpu0, &sums),
+        "sums over the ranks");
+  check(dp_process_group_allreduce(t->group, sums, DP_REDUCE_SUM), "sums over the ranks");
+  check(dp_tensor_to_host(sums, v, n * sizeof(double)), "sums over the ranks");
+  dp_tensor_release(sums);
 }
 
 /* Moves *t (a reference the caller owns) to the device of `like`, if it is elsewhere. The
@@ -91,7 +141,10 @@ typedef struct eval_result {
   double accuracy;
 } eval_result;
 
-/* Test loss and accuracy through the wrapper, in evaluation mode with grad off. */
+/* Test loss and accuracy through the wrapper, in evaluation mode with grad off. With a
+   group, each rank evaluates rows [rank * n / ranks, (rank + 1) * n / ranks) of the test
+   set, and the sums of the losses and of the right answers are summed over the ranks:
+   every rank gets the figures of the whole test set. */
 static eval_result evaluate(const trainer* t) {
   dp_context* ctx = t->ctx;
   dp_module* model = t->model;
@@ -109,9 +162,11 @@ static eval_result evaluate(const trainer* t) {
     fprintf(stderr, "dp-train: out of memory\n");
     exit(1);
   }
-  for (size_t start = 0; start < test->n; start += (size_t)eval_batch) {
+  const size_t rank = (size_t)t->o->rank, ranks = (size_t)t->o->ranks;
+  const size_t begin = test->n * rank / ranks, end = test->n * (rank + 1) / ranks;
+  for (size_t start = begin; start < end; start += (size_t)eval_batch) {
     const int64_t b =
-        (int64_t)(test->n - start < (size_t)eval_batch ? test->n - start : (size_t)eval_batch);
+        (int64_t)(end - start < (size_t)eval_batch ? end - start : (size_t)eval_batch);
     int64_t shape[4];
     const size_t nd = model_input_shape(model_name, b, shape);
     dp_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL, *arg = NULL;
@@ -145,7 +200,9 @@ static eval_result evaluate(const trainer* t) {
   free(inputs);
   dp_set_grad_enabled(previous);
   check(dp_module_train(model, 1), "train mode");
-  eval_result r = {loss_sum / (double)test->n, (double)correct / (double)test->n};
+  double sums[2] = {loss_sum, (double)correct};
+  sum_over_ranks(t, sums, 2);
+  eval_result r = {sums[0] / (double)test->n, sums[1] / (double)test->n};
   return r;
 }
 
@@ -163,18 +220,21 @@ int evaluate_only(trainer* t) {
 }
 
 /* The steps of one epoch over the loader's batches, into r's train_loss, seconds,
-   samples_per_s and optimizer_s, with the dp_backward calls' seconds in *backward_s.
-   Returns the exit code: 0, or the one that ends the run (Ctrl-C, a non-finite loss). */
-static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double* backward_s,
-                       int checkpoint_epoch) {
+   samples_per_s and optimizer_s, with the forward and dp_backward calls' seconds in
+   *forward_s and *backward_s. Returns the exit code: 0, or the one that ends the run
+   (Ctrl-C, a non-finite loss). With a group, a step's loss is the mean of the ranks'
+   (the global batch's loss, as without), and Ctrl-C on any rank stops every rank after
+   the same step: both are summed over the ranks after each step. */
+static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double* forward_s,
+                       double* backward_s, int checkpoint_epoch) {
   const options* o = t->o;
   const size_t n_batches = loader->n_batches;
-  double loss_sum = 0, opt_time = 0, backward_time = 0, last_report = 0;
+  double loss_sum = 0, opt_time = 0, forward_time = 0, backward_time = 0, last_report = 0;
   int exit_code = 0;
   const double t0 = now_seconds();
   loader_start(loader);
   for (size_t b = 0; b < n_batches; ++b) {
-    if (interrupted) {
+    if (t->group ? t->stopped : interrupted) {
       report_interrupt(o, "in", r->epoch, checkpoint_epoch);
       exit_code = EXIT_INTERRUPTED;
       break;
@@ -182,7 +242,13 @@ static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double
     dp_tensor *x = NULL, *y = NULL, *logits = NULL, *loss = NULL;
     loader_next(loader, &x, &y);
     size_t n_out = 0;
-    check(dp_data_parallel_forward(t->dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
+    const double tf = now_seconds();
+    if (t->ddp) {
+      check(dp_ddp_forward(t->ddp, &x, NULL, 1, &logits, 1, &n_out), "forward");
+    } else {
+      check(dp_data_parallel_forward(t->dpw, &x, NULL, 1, &logits, 1, &n_out), "forward");
+    }
+    forward_time += now_seconds() - tf;
     move_to_device_of(&y, logits);
     check(dp_op_cross_entropy(logits, y, &loss), "loss");
     const double tb = now_seconds();
@@ -194,6 +260,12 @@ static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double
     opt_time += now_seconds() - ts;
     float l = 0;
     check(dp_tensor_to_host(loss, &l, sizeof l), "loss");
+    if (t->group) {
+      double step[2] = {l, interrupted};
+      sum_over_ranks(t, step, 2);
+      l = (float)(step[0] / o->ranks);
+      t->stopped = step[1] > 0;
+    }
     loss_sum += l;
     dp_tensor_release(x);
     dp_tensor_release(y);
@@ -207,9 +279,12 @@ static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double
                       (double)(b + 1) * (double)o->batch / elapsed, elapsed);
     }
     if (!isfinite(l)) {
-      /* On a terminal the progress bar's line is still open: the message gets its own. */
-      fprintf(stderr, "%sdp-train: the loss became %f in epoch %d; try a smaller --lr\n",
-              t->tty && !o->quiet ? "\n" : "", l, r->epoch);
+      /* On a terminal the progress bar's line is still open: the message gets its own.
+         Every rank sees the same loss; rank 0 says so. */
+      if (o->rank == 0) {
+        fprintf(stderr, "%sdp-train: the loss became %f in epoch %d; try a smaller --lr\n",
+                t->tty && !o->quiet ? "\n" : "", l, r->epoch);
+      }
       exit_code = 1;
       break;
     }
@@ -220,6 +295,7 @@ static int train_epoch(trainer* t, batch_loader* loader, epoch_record* r, double
   r->seconds = seconds;
   r->samples_per_s = seconds > 0 ? (double)n_batches * (double)o->batch / seconds : 0;
   r->optimizer_s = opt_time;
+  *forward_s = forward_time;
   *backward_s = backward_time;
   return exit_code;
 }
@@ -240,9 +316,12 @@ int train(trainer* t) {
   if (o->resume) first_epoch = resume_checkpoint(o, t->model, t->opt);
 
   signal(SIGINT, on_sigint);
-  if (!o->quiet) {
-    fprintf(stderr, "dp-train: %s on %s, %zu training samples, batch %lld, %s lr %g\n", o->model,
-            t->d->names, data->train.n, (long long)o->batch, o->optimizer, o->lr);
+  const int64_t rank_batch = o->batch / o->ranks; /* settle_options checked it divides */
+  if (!o->quiet && o->rank == 0) {
+    char share[64] = "";
+    if (o->distributed) snprintf(share, sizeof share, " (%lld a rank)", (long long)rank_batch);
+    fprintf(stderr, "dp-train: %s on %s, %zu training samples, batch %lld%s, %s lr %g\n", o->model,
+            t->d->where, data->train.n, (long long)o->batch, share, o->optimizer, o->lr);
   }
 
   int exit_code = 0;
@@ -263,14 +342,19 @@ int train(trainer* t) {
   loader.train = &data->train;
   loader.perm = perm;
   loader.model = o->model;
-  loader.batch = o->batch;
+  loader.batch = rank_batch;
+  loader.stride = (size_t)o->batch;
+  loader.offset = (size_t)(o->rank * rank_batch);
   loader.n_batches = n_batches;
   loader.input_device = t->d->devices[0];
   loader.label_device = t->d->output_device; /* where the logits usually are */
   loader.staging = xbuf;
   loader.labels = ybuf;
-  /* A resumed run continues the --metrics history of the run it resumes. */
-  size_t n_records = o->resume && o->metrics ? read_metrics(o->metrics, first_epoch, records) : 0;
+  /* A resumed run continues the --metrics history of the run it resumes. Only rank 0
+     writes files. */
+  const int writes = o->rank == 0;
+  size_t n_records =
+      writes && o->resume && o->metrics ? read_metrics(o->metrics, first_epoch, records) : 0;
   const size_t history = n_records;
   int checkpoint_epoch = 0; /* the last epoch this run checkpointed */
   double train_time = 0, total_samples = 0;
@@ -280,25 +364,35 @@ int train(trainer* t) {
   eval_result last_eval = {NAN, NAN};
 
   for (int epoch = first_epoch; epoch <= o->epochs && exit_code == 0; ++epoch) {
-    permutation(perm, data->train.n, o->seed, epoch);
-    check(dp_data_parallel_reset_stats(t->dpw), "stats");
+    permutation(perm, data->train.n, o->seed, epoch); /* the same on every rank */
+    if (t->dpw) check(dp_data_parallel_reset_stats(t->dpw), "stats");
     epoch_record* r = &records[n_records];
     memset(r, 0, sizeof *r);
     r->epoch = epoch;
-    double backward_time = 0;
-    exit_code = train_epoch(t, &loader, r, &backward_time, checkpoint_epoch);
+    double forward_time = 0, backward_time = 0;
+    exit_code = train_epoch(t, &loader, r, &forward_time, &backward_time, checkpoint_epoch);
     if (exit_code != 0) break;
     train_time += r->seconds;
     total_samples += (double)n_batches * (double)o->batch;
-    check(dp_data_parallel_stats(t->dpw, NULL, &r->phases, NULL), "stats");
-    /* The wrapper times backward from its gather to the reduce, and over one device, which
-       it runs without either, not at all: the backward phase is the dp_backward calls
-       less the reduce, as the optimizer phase is the step calls. */
-    r->phases.backward = fmax(0.0, backward_time - r->phases.reduce);
+    if (t->dpw) {
+      check(dp_data_parallel_stats(t->dpw, NULL, &r->phases, NULL), "stats");
+      /* The wrapper times backward from its gather to the reduce, and over one device,
+         which it runs without either, not at all: the backward phase is the dp_backward
+         calls less the reduce, as the optimizer phase is the step calls. */
+      r->phases.backward = fmax(0.0, backward_time - r->phases.reduce);
+    } else {
+      /* The library reports no phases of a DistributedDataParallel: apply is the whole
+         forward, backward the whole dp_backward (the gradients' reduce over the devices
+         and their average over the ranks included). */
+      r->phases.apply = forward_time;
+      r->phases.backward = backward_time;
+    }
     last_eval = evaluate(t);
     if (!isfinite(last_eval.loss)) { /* diverged in the epoch's last steps: keep the files */
-      fprintf(stderr, "dp-train: the test loss became %f after epoch %d; try a smaller --lr\n",
-              last_eval.loss, epoch);
+      if (o->rank == 0) {
+        fprintf(stderr, "dp-train: the test loss became %f after epoch %d; try a smaller --lr\n",
+                last_eval.loss, epoch);
+      }
       exit_code = 1;
       break;
     }
@@ -308,14 +402,18 @@ int train(trainer* t) {
     add_phases(&phase_sum, &r->phases);
     optimizer_sum += r->optimizer_s;
     report_epoch(o, r);
-    if (o->checkpoint) {
-      save_checkpoint(o, t->model, t->opt, epoch);
-      checkpoint_epoch = epoch;
-    }
-    if (o->metrics) write_metrics(o->metrics, records, n_records);
-    if (o->plot) write_plot(o->plot, o, records, n_records);
+    if (o->checkpoint && writes) save_checkpoint(o, t->model, t->opt, epoch);
+    if (o->checkpoint) checkpoint_epoch = epoch;
+    if (o->metrics && writes) write_metrics(o->metrics, records, n_records);
+    if (o->plot && writes) write_plot(o->plot, o, records, n_records);
   }
-  if (interrupted && exit_code == 0) {
+  if (t->group && exit_code == 0) {
+    /* Ctrl-C after the last step's sums: every rank ends as the one it reached. */
+    double stop = interrupted;
+    sum_over_ranks(t, &stop, 1);
+    t->stopped = stop > 0;
+  }
+  if ((t->group ? t->stopped : interrupted) && exit_code == 0) {
     /* Ctrl-C during the last epoch's evaluation or file writes, which run to their end. */
     report_interrupt(o, "after", o->epochs, checkpoint_epoch);
     exit_code = EXIT_INTERRUPTED;
@@ -323,8 +421,8 @@ int train(trainer* t) {
   if (exit_code == 0 && n_records == history) {
     /* No epoch ran (--resume of a checkpoint at --epochs already): the files still say so. */
     last_eval = evaluate(t);
-    if (o->metrics) write_metrics(o->metrics, records, n_records);
-    if (o->plot) write_plot(o->plot, o, records, n_records);
+    if (o->metrics && writes) write_metrics(o->metrics, records, n_records);
+    if (o->plot && writes) write_plot(o->plot, o, records, n_records);
   }
   if (o->json && exit_code == 0) {
     report_json(o, t->d, last_eval.accuracy, last_eval.loss,
