@@ -213,8 +213,8 @@ class DistributedTrainingTest {
       }
       float[] mine = flat(model.parameters());
       double diff = maxDiff(mine, flat(ref.parameters()));
-      System.out.printf(
-          "rank %d: max |DDP - one process| = %.3g after 5 steps%n", group.rank(), diff);
+      System.out.println(String.format(
+          "rank %d: max |DDP - one process| = %.3g after 5 steps", group.rank(), diff));
       assertTrue(diff <= BOUND, "rank " + group.rank() + ": DDP differs by " + diff);
       assertTrue(maxDiff(mine, start) > 1e-2, "the training moved the parameters");
       float[][] both = everyRank(mine);
@@ -245,8 +245,8 @@ class DistributedTrainingTest {
       opt.step();
       step(ctx, refOpt, ref::forward, b);
       double diff = maxDiff(flat(model.parameters()), flat(ref.parameters()));
-      System.out.printf(
-          "rank %d: max |no_sync accumulation - one step| = %.3g%n", group.rank(), diff);
+      System.out.println(String.format(
+          "rank %d: max |no_sync accumulation - one step| = %.3g", group.rank(), diff));
       assertTrue(diff <= BOUND, "rank " + group.rank() + ": accumulation differs by " + diff);
     }
   }
