@@ -12,9 +12,10 @@ averages the gradients over the ranks, so that every rank takes the same optimiz
         loss = dp.cross_entropy(ddp(x_of_this_rank), y_of_this_rank)
         opt.zero_grad(); loss.backward(); opt.step()
 
-MPI starts once per process: a group from from_mpi() finalises MPI when it (and every
-DDP over it) is released, after which no group can be made; keep one group for the
-program's life and release it before the process ends (a with block, or close()).
+MPI starts once per process: when from_mpi() started it, MPI is finalised once the last
+such group (and every DDP over it) is released, after which no group can be made; keep
+one group for the program's life and release it before the process ends (a with block,
+or close()).
 """
 import contextlib
 import math
@@ -87,7 +88,7 @@ class ProcessGroup(Handle):
     def from_mpi(cls, ctx, timeout=None, comm=None):
         """A group of every rank of the MPI job this process was started in (mpirun,
         mpiexec, srun). MPI is initialised here (MPI_THREAD_MULTIPLE) unless something
-        (mpi4py) did it already, and then finalised when the group is released.
+        (mpi4py) did it already, and then finalised when the last such group is released.
 
         timeout: seconds a collective may wait before the job is aborted (None:
         DP_DISTRIBUTED_TIMEOUT, else 300). comm: an mpi4py communicator, as from_mpi4py.
