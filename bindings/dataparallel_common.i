@@ -47,6 +47,8 @@ DP_HANDLE(dp_tensor, dp_tensor_release)
 DP_HANDLE(dp_module, dp_module_release)
 DP_HANDLE(dp_optimizer, dp_optimizer_release)
 DP_HANDLE(dp_data_parallel, dp_data_parallel_release)
+DP_HANDLE(dp_process_group, dp_process_group_release)
+DP_HANDLE(dp_ddp, dp_ddp_release)
 
 /* ---- option structs: constructed with their ..._INIT defaults ------------------------
    SWIG's default constructor would zero struct_size, which the library rejects. */
@@ -67,6 +69,11 @@ DP_HANDLE(dp_data_parallel, dp_data_parallel_release)
 DP_OPTIONS(dp_context_options, DP_CONTEXT_OPTIONS_INIT)
 DP_OPTIONS(dp_sgd_options, DP_SGD_OPTIONS_INIT)
 DP_OPTIONS(dp_adam_options, DP_ADAM_OPTIONS_INIT)
+DP_OPTIONS(dp_process_group_options, DP_PROCESS_GROUP_OPTIONS_INIT)
+DP_OPTIONS(dp_ddp_options, DP_DDP_OPTIONS_INIT)
+/* The DataParallel inside each rank keeps its defaults: the pointer would have to outlive
+   the struct, which the bindings cannot promise for a proxy the caller holds. */
+%ignore dp_ddp_options::local;
 
 /* AdamW's defaults differ from Adam's only in weight_decay. */
 %inline %{
@@ -135,6 +142,15 @@ dp_adam_options* dp_adamw_default_options(void) {
 %ignore dp_tensor_retain; /* a second proxy of the same handle adds nothing */
 %ignore dp_module_retain;
 
+/* The bucket count under the output name every binding returns (`out`). */
+%ignore dp_ddp_bucket_count;
+%rename(dp_ddp_bucket_count) dp_ddp_bucket_count_out;
+%inline %{
+dp_result dp_ddp_bucket_count_out(const dp_ddp* ddp, size_t* out) {
+  return dp_ddp_bucket_count(ddp, out);
+}
+%}
+
 /* Strings copied into caller buffers: the bindings fetch the whole string instead. */
 %ignore dp_device_name;
 %ignore dp_checkpoint_metadata;
@@ -182,12 +198,14 @@ dp_result dp_checkpoint_metadata_string(const char* path, const char* key, char*
    capacity, count) triples; each checks the counts, then calls the function it replaces
    under that function's name. */
 %ignore dp_data_parallel_forward;
+%ignore dp_ddp_forward;
 %ignore dp_data_parallel_apply;
 %ignore dp_op_split;
 %ignore dp_scatter;
 %ignore dp_replicate;
 %ignore dp_parallel_apply;
 %rename(dp_data_parallel_forward) dp_data_parallel_forward_flags;
+%rename(dp_ddp_forward) dp_ddp_forward_flags;
 %rename(dp_data_parallel_apply) dp_data_parallel_apply_flags;
 %rename(dp_op_split) dp_op_split_into;
 %rename(dp_scatter) dp_scatter_into;
@@ -202,6 +220,15 @@ dp_result dp_data_parallel_forward_flags(dp_data_parallel* dp, dp_tensor* const*
                                          size_t* n_outputs) {
   if (!dp_bind_flags_fit(flags, n_flags, n_inputs)) return DP_ERR_INVALID_ARGUMENT;
   return dp_data_parallel_forward(dp, inputs, flags, n_inputs, outputs, capacity, n_outputs);
+}
+
+/* dp_ddp_forward with the broadcast flags (NULL or n_flags == n_inputs) after the
+   inputs. */
+dp_result dp_ddp_forward_flags(dp_ddp* ddp, dp_tensor* const* inputs, size_t n_inputs,
+                               const int* flags, size_t n_flags, dp_tensor** outputs,
+                               size_t capacity, size_t* n_outputs) {
+  if (!dp_bind_flags_fit(flags, n_flags, n_inputs)) return DP_ERR_INVALID_ARGUMENT;
+  return dp_ddp_forward(ddp, inputs, flags, n_inputs, outputs, capacity, n_outputs);
 }
 
 /* dp_data_parallel_apply with the broadcast flags (NULL or n_flags == n_inputs) after the

@@ -299,12 +299,16 @@ DP_JAVA_HANDLE_OUT(dp_tensor, tensor)
 DP_JAVA_HANDLE_OUT(dp_module, out)
 DP_JAVA_HANDLE_OUT(dp_optimizer, out)
 DP_JAVA_HANDLE_OUT(dp_data_parallel, out)
+DP_JAVA_HANDLE_OUT(dp_process_group, out)
+DP_JAVA_HANDLE_OUT(dp_ddp, out)
 
 %define DP_JAVA_VALUE_OUT(CTYPE, NAME, JNI)
 %typemap(in, numinputs=0) CTYPE* NAME (CTYPE value = (CTYPE)0) { $1 = ($1_ltype)&value; }
 %typemap(argout) CTYPE* NAME { jresult = (JNI)value$argnum; }
 %enddef
 DP_JAVA_VALUE_OUT(int32_t, out, jint)
+DP_JAVA_VALUE_OUT(int32_t, rank, jint) /* a process group's ranks and sizes */
+DP_JAVA_VALUE_OUT(int32_t, size, jint)
 DP_JAVA_VALUE_OUT(int64_t, out, jlong)
 DP_JAVA_VALUE_OUT(size_t, out, jlong)
 DP_JAVA_VALUE_OUT(uint64_t, out, jlong)

@@ -18,6 +18,8 @@ import sys
 # Types are normalised: single spaces, "*" attached to the type.
 SINGLE = {
     ("int32_t*", "out"): ("DP_JAVA_RETURN_VALUE", "jint, int"),
+    ("int32_t*", "rank"): ("DP_JAVA_RETURN_VALUE", "jint, int"),
+    ("int32_t*", "size"): ("DP_JAVA_RETURN_VALUE", "jint, int"),
     ("int*", "out"): ("DP_JAVA_RETURN_VALUE", "jboolean, boolean"),
     ("int64_t*", "out"): ("DP_JAVA_RETURN_VALUE", "jlong, long"),
     ("size_t*", "out"): ("DP_JAVA_RETURN_VALUE", "jlong, long"),
@@ -35,7 +37,8 @@ SINGLE = {
     ("dp_tensor**", "outputs"): ("DP_JAVA_RETURN_HANDLES", "dp_tensor"),
     ("dp_module**", "replicas"): ("DP_JAVA_RETURN_HANDLES", "dp_module"),
 }
-for handle in ("dp_context", "dp_tensor", "dp_module", "dp_optimizer", "dp_data_parallel"):
+for handle in ("dp_context", "dp_tensor", "dp_module", "dp_optimizer", "dp_data_parallel",
+               "dp_process_group", "dp_ddp"):
     for name in ("out", "output", "tensor"):
         SINGLE[(handle + "**", name)] = ("DP_JAVA_RETURN_HANDLE", handle)
 
@@ -50,7 +53,7 @@ NOT_RETURNED = {
 
 # Pointers that are always inputs: handles, memory, the JNI environment.
 INPUT_POINTERS = {"void*", "dp_context*", "dp_tensor*", "dp_module*", "dp_optimizer*",
-                  "dp_data_parallel*", "JNIEnv*"}
+                  "dp_data_parallel*", "dp_process_group*", "dp_ddp*", "JNIEnv*"}
 
 DECLARATION = re.compile(r"(?<!static )\bdp_result\s+(dp_\w+)\s*\(([^;{)]*)\)\s*[;{]", re.S)
 IGNORE = re.compile(r"%ignore\s+(dp_\w+)\s*;")

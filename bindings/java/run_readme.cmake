@@ -1,6 +1,15 @@
 # Compiles and runs the first ```java block of README (the example must run as written).
 #   cmake -DREADME=... -DWORK=dir -DJAR=dataparallel.jar -DJAVAC=... -DJAVA=... -P run_readme.cmake
+# Optional: -DSECTION=heading (the first block after that text instead), -DLAUNCH=a|b|c (a
+# launcher command before java, its words separated by |: "mpiexec|-n|2").
 file(READ ${README} text)
+if(SECTION)
+  string(FIND "${text}" "${SECTION}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${README} has no \"${SECTION}\"")
+  endif()
+  string(SUBSTRING "${text}" ${at} -1 text)
+endif()
 string(FIND "${text}" "```java\n" start)
 if(start EQUAL -1)
   message(FATAL_ERROR "${README} has no ```java block")
@@ -18,7 +27,8 @@ execute_process(COMMAND ${JAVAC} -cp ${JAR} -d ${WORK} ${WORK}/${class}.java RES
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "javac failed on the README example")
 endif()
-execute_process(COMMAND ${JAVA} -cp ${JAR}:${WORK} ${class} RESULT_VARIABLE rc)
+string(REPLACE "|" ";" launch "${LAUNCH}")
+execute_process(COMMAND ${launch} ${JAVA} -cp ${JAR}:${WORK} ${class} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the README example exited with ${rc}")
 endif()

@@ -346,6 +346,8 @@ DP_PY_HANDLE_OUT(dp_tensor, tensor)
 DP_PY_HANDLE_OUT(dp_module, out)
 DP_PY_HANDLE_OUT(dp_optimizer, out)
 DP_PY_HANDLE_OUT(dp_data_parallel, out)
+DP_PY_HANDLE_OUT(dp_process_group, out)
+DP_PY_HANDLE_OUT(dp_ddp, out)
 
 /* ---- outputs: values ---- */
 %define DP_PY_VALUE_OUT(CTYPE, NAME, TO_PY)
@@ -353,6 +355,8 @@ DP_PY_HANDLE_OUT(dp_data_parallel, out)
 %typemap(argout) CTYPE* NAME { $result = SWIG_Python_AppendOutput($result, TO_PY(value$argnum)); }
 %enddef
 DP_PY_VALUE_OUT(int32_t, out, PyLong_FromLong)
+DP_PY_VALUE_OUT(int32_t, rank, PyLong_FromLong) /* a process group's ranks and sizes */
+DP_PY_VALUE_OUT(int32_t, size, PyLong_FromLong)
 DP_PY_VALUE_OUT(int64_t, out, PyLong_FromLongLong)
 DP_PY_VALUE_OUT(size_t, out, PyLong_FromSize_t)
 DP_PY_VALUE_OUT(uint64_t, out, PyLong_FromUnsignedLongLong)
@@ -930,5 +934,11 @@ void dp_py_run_pending(void) { dp_py_run_deferred(NULL); }
 %nothread dp_optimizer_lr;
 %nothread dp_optimizer_set_lr;
 %nothread dp_device_count;
+%nothread dp_process_group_rank;
+%nothread dp_process_group_size;
+%nothread dp_process_group_local_rank;
+%nothread dp_process_group_local_size;
+%nothread dp_ddp_set_grad_sync;
+%nothread dp_ddp_set_uneven_inputs;
 
 %include "dataparallel/dataparallel.h"

@@ -14,6 +14,7 @@ from . import capi
 from .checkpoint import checkpoint_metadata, load, load_checkpoint, save, save_checkpoint
 from .context import Context, LogLevel
 from .devices import Device, DeviceType, cpu, cuda, device
+from .distributed import DistributedDataParallel, ProcessGroup
 from .dtypes import DType, float32, float64, int64
 from .errors import (BackendError, CallbackError, DeviceMismatchError, DtypeMismatchError,
                      Error, FormatError, InternalError, InvalidArgumentError, IOError,
@@ -35,7 +36,8 @@ __version__ = capi.dp_version_string()
 # `from dataparallel import *` leaves the builtins sum and IOError alone.
 __all__ = sorted(name for name in dir() if not name.startswith("_")
                  and name not in ("sum", "IOError", "capi", "checkpoint", "context", "devices",
-                                  "dtypes", "errors", "nn", "ops", "optim", "parallel"))
+                                  "distributed", "dtypes", "errors", "nn", "ops", "optim",
+                                  "parallel"))
 
 
 def version():

@@ -180,7 +180,9 @@ def data_parallel(module, inputs, device_ids, output_device=None, dim=0, broadca
 
 
 def _unwrapped(module):
-    """The module a DataParallel wraps, or the module itself (an optimizer trains, and a
-    checkpoint holds, a DataParallel's module; a child that happens to be called `module`
-    is not one)."""
-    return module.module if isinstance(module, DataParallel) else module
+    """The module a DataParallel or DistributedDataParallel wraps, or the module itself (an
+    optimizer trains, and a checkpoint holds, the wrapper's module; a child that happens to
+    be called `module` is not one)."""
+    from .distributed import DistributedDataParallel  # it imports this module
+    return module.module if isinstance(module, (DataParallel, DistributedDataParallel)) \
+        else module

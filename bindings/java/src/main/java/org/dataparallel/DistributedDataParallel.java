@@ -1,0 +1,233 @@
+package org.dataparallel;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import org.dataparallel.swig.CApi;
+import org.dataparallel.swig.dp_ddp;
+import org.dataparallel.swig.dp_ddp_options;
+import org.dataparallel.swig.dp_device;
+import org.dataparallel.swig.dp_tensor;
+
+/**
+ * torch.nn.parallel.DistributedDataParallel: each rank calls forward on its own share of
+ * the global batch, and backward ({@link Tensor#backward()} on a loss computed from the
+ * output) leaves in the module's parameters the gradients averaged over the ranks, so that
+ * every rank's optimizer takes the same step. Inside a rank the module runs as a
+ * DataParallel over the rank's devices (with one device, the module runs itself).
+ *
+ * <p>Building it is collective: every rank checks that the models agree (parameter and
+ * buffer names, shapes, dtypes; otherwise every rank throws INVALID_ARGUMENT naming the
+ * first difference) and takes rank 0's parameters and buffers.
+ *
+ * <pre>{@code
+ * try (DistributedDataParallel ddp = DistributedDataParallel.builder(model, group).build()) {
+ *   Tensor loss = Ops.crossEntropy(ddp.forward(xOfThisRank), yOfThisRank);
+ *   opt.zeroGrad();
+ *   loss.backward();  // gradients averaged over the ranks
+ *   opt.step();
+ * }
+ * }</pre>
+ */
+public final class DistributedDataParallel extends Handle<dp_ddp> {
+  private final Module module;
+  private final ProcessGroup group;
+  private boolean gradSync = true;
+
+  private DistributedDataParallel(dp_ddp handle, Module module, ProcessGroup group) {
+    super(handle);
+    this.module = module;
+    this.group = group;
+  }
+
+  public static Builder builder(Module module, ProcessGroup group) {
+    return new Builder(module, group);
+  }
+
+  /** Options of a DistributedDataParallel (PyTorch's defaults). */
+  public static final class Builder {
+    private final Module module;
+    private final ProcessGroup group;
+    private List<Device> devices;
+    private Device outputDevice;
+    private int dim;
+    private long bucketBytes = 25L << 20;
+    private long firstBucketBytes = 1L << 20;
+    private boolean broadcastBuffers = true;
+
+    private Builder(Module module, ProcessGroup group) {
+      this.module = Objects.requireNonNull(module, "module");
+      this.group = Objects.requireNonNull(group, "group");
+    }
+
+    /**
+     * This rank's devices (default: the GPU of its local rank where CUDA devices exist,
+     * else its share of the CPU devices).
+     */
+    public Builder devices(Device... devices) {
+      Objects.requireNonNull(devices, "devices");
+      if (devices.length == 0) {
+        throw new IllegalArgumentException(
+            "devices() needs at least one device; leave it out for the rank's default");
+      }
+      this.devices = List.copyOf(Device.requireAll("devices", Arrays.asList(devices)));
+      return this;
+    }
+
+    /** Where outputs are gathered (default: the first device). */
+    public Builder outputDevice(Device device) {
+      this.outputDevice = device;
+      return this;
+    }
+
+    /** The batch dimension (default 0). */
+    public Builder dim(int dim) {
+      this.dim = dim;
+      return this;
+    }
+
+    /**
+     * The gradient buckets' size in bytes (default 25 MiB, PyTorch's bucket_cap_mb): a
+     * bucket's allreduce starts as soon as backward has produced its last gradient.
+     */
+    public Builder bucketBytes(long bytes) {
+      this.bucketBytes = positive(bytes, "bucketBytes");
+      return this;
+    }
+
+    /** The first (last-layer) bucket's size in bytes (default 1 MiB). */
+    public Builder firstBucketBytes(long bytes) {
+      this.firstBucketBytes = positive(bytes, "firstBucketBytes");
+      return this;
+    }
+
+    /**
+     * Whether rank 0's buffers (BatchNorm statistics) reach every rank before each forward
+     * (default true).
+     */
+    public Builder broadcastBuffers(boolean broadcast) {
+      this.broadcastBuffers = broadcast;
+      return this;
+    }
+
+    /** Collective: every rank builds its DistributedDataParallel at the same point. */
+    public DistributedDataParallel build() {
+      dp_ddp_options o = new dp_ddp_options();
+      dp_device out = outputDevice == null ? null : outputDevice.toNative();
+      try {
+        o.setBucket_bytes(bucketBytes);
+        o.setFirst_bucket_bytes(firstBucketBytes);
+        o.setBroadcast_buffers(broadcastBuffers ? 1 : 0);
+        return new DistributedDataParallel(
+            CApi.dp_ddp_create(module.handle(), group.handle(), Device.pairs(devices), out, dim, o),
+            module, group);
+      } finally {
+        o.delete();
+        if (out != null) out.delete();
+      }
+    }
+
+    private static long positive(long bytes, String name) {
+      if (bytes <= 0) throw new IllegalArgumentException(name + " = " + bytes + ": must be > 0");
+      return bytes;
+    }
+  }
+
+  /** One forward of this rank's batch, for a one-input, one-output module. */
+  public Tensor forward(Tensor input) {
+    return Tensor.single(forwardAll(input), "forward", "forwardAll");
+  }
+
+  /** One forward of this rank's batch: the outputs. */
+  public Tensor[] forwardAll(Tensor... inputs) { return forwardAll(inputs, null); }
+
+  /** As forwardAll; broadcast[i] copies input i whole to each of the rank's devices. */
+  public Tensor[] forwardAll(Tensor[] inputs, boolean[] broadcast) {
+    dp_tensor[] in = Tensor.handles("inputs", inputs);
+    return Tensor.wrap(CApi.dp_ddp_forward(handle(), in, broadcast));
+  }
+
+  /** The wrapped module (the object passed to the builder). */
+  public Module module() {
+    handle();
+    return module;
+  }
+
+  /** The process group (the object passed to the builder). */
+  public ProcessGroup group() {
+    handle();
+    return group;
+  }
+
+  /** This rank's devices. */
+  public List<Device> devices() { return Device.fromPairs(CApi.dp_ddp_devices(handle())); }
+
+  /** The number of gradient buckets. */
+  public long bucketCount() { return CApi.dp_ddp_bucket_count(handle()); }
+
+  /**
+   * false: the backwards of the following forwards only accumulate this rank's gradients
+   * (gradient accumulation); true (the default): the next backward averages the gradients
+   * over the ranks, what accumulated included. Read at each forward.
+   */
+  public synchronized void setGradSync(boolean sync) {
+    CApi.dp_ddp_set_grad_sync(handle(), sync ? 1 : 0);
+    gradSync = sync;
+  }
+
+  public synchronized boolean gradSync() {
+    handle();
+    return gradSync;
+  }
+
+  /**
+   * PyTorch's no_sync(): gradient sync off until the guard is closed, then back to what it
+   * was.
+   *
+   * <pre>{@code
+   * try (DistributedDataParallel.NoSync s = ddp.noSync()) { ...k - 1 micro-batches... }
+   * ...the last micro-batch, whose backward averages everything...
+   * }</pre>
+   */
+  public synchronized NoSync noSync() {
+    NoSync guard = new NoSync(gradSync);
+    setGradSync(false);
+    return guard;
+  }
+
+  /** Restores gradient sync to what it found (unless the DDP was closed meanwhile). */
+  public final class NoSync implements AutoCloseable {
+    private final boolean previous;
+    private boolean closed;
+
+    private NoSync(boolean previous) { this.previous = previous; }
+
+    @Override
+    public void close() {
+      if (closed) return;
+      closed = true;
+      if (!isClosed()) setGradSync(previous);
+    }
+  }
+
+  /**
+   * Uneven inputs (PyTorch's join()): with it on, each forward first counts the ranks still
+   * training, and a rank out of batches calls {@link #join()}. Every rank turns it on
+   * before its first forward; each forward with grad mode on is followed by one backward.
+   */
+  public void setUnevenInputs(boolean on) { CApi.dp_ddp_set_uneven_inputs(handle(), on ? 1 : 0); }
+
+  /**
+   * After this rank's last batch: takes part in the other ranks' gradient averaging (with
+   * zero gradients) until every rank has joined; then every rank takes the parameters and
+   * buffers of the rank that ran the most forwards. STATE when uneven inputs are off.
+   */
+  public void join() { CApi.dp_ddp_join(handle()); }
+
+  @Override
+  public String toString() {
+    return isClosed() ? "DistributedDataParallel(closed)"
+                      : "DistributedDataParallel(group=" + group
+            + ", devices=" + Arrays.toString(devices().toArray()) + ", module=" + module + ")";
+  }
+}
