@@ -111,21 +111,11 @@ class MpiTransport final : public dp::Transport {
                                "; the process group needs MPI_THREAD_SERIALIZED or "
                                "MPI_THREAD_MULTIPLE (MPI_Init_thread)");
     }
-    MPI_Comm base = MPI_COMM_WORLD;
+    base_ = MPI_COMM_WORLD;
     if (!owns_world_) {
-      base = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
-      if (base == MPI_COMM_NULL) throw std::runtime_error("the communicator passed in is null");
+      base_ = MPI_Comm_f2c(static_cast<MPI_Fint>(comm_f));
+      if (base_ == MPI_COMM_NULL) throw std::runtime_error("the communicator passed in is null");
     }
-    check(MPI_Comm_dup(base, &comm_), "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-    check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-    check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
-    MPI_Comm local = MPI_COMM_NULL;
-    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
-          "MPI_Comm_split_type");
-    check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
-    check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
-    MPI_Comm_free(&local);
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(version, &len);
@@ -137,8 +127,21 @@ class MpiTransport final : public dp::Transport {
 
   ~MpiTransport() override {
     std::lock_guard<std::mutex> lock(g_init_mu);
-    MPI_Comm_free(&comm_);
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     if (owns_world_ && --g_world_transports == 0 && g_we_initialised) MPI_Finalize();
+  }
+
+  void connect() override {
+    check(MPI_Comm_dup(base_, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+    MPI_Comm local = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+          "MPI_Comm_split_type");
+    check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
+    check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
+    MPI_Comm_free(&local);
   }
 
   int rank() const override { return rank_; }
@@ -182,12 +185,13 @@ class MpiTransport final : public dp::Transport {
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
   [[noreturn]] void abort(int exit_code) override {
-    MPI_Abort(comm_, exit_code);
+    MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : base_, exit_code);
     std::_Exit(exit_code);  // MPI_Abort should not return
   }
 
  private:
   bool owns_world_;
+  MPI_Comm base_ = MPI_COMM_NULL;  // the world or the caller's: what comm_ duplicates
   MPI_Comm comm_ = MPI_COMM_NULL;
   int thread_level_ = MPI_THREAD_SINGLE;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

@@ -69,6 +69,42 @@ void divide(const Tensor& t, int by) {
   }
 }
 
+// Ends the process with a message when its scope lasts longer than the timeout.
+class Watchdog {
+ public:
+  Watchdog(double timeout_seconds, const char* what)
+      : thread_([this, timeout_seconds, what] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (cv_.wait_for(lock, std::chrono::duration<double>(timeout_seconds),
+                           [&] { return done_; })) {
+            return;
+          }
+          std::fprintf(stderr,
+                       "dataparallel: a rank (before it knew its number) waited %.0f s for %s "
+                       "(the process group's timeout; DP_DISTRIBUTED_TIMEOUT): another rank did "
+                       "not start; ending this one\n",
+                       timeout_seconds, what);
+          std::fflush(stderr);
+          std::_Exit(1);
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts once the members above exist
+};
+
 }  // namespace
 
 std::string mpi_plugin_status() {
@@ -87,7 +123,15 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(std::shared_ptr<Context> ctx,
   const MpiPlugin& plugin = mpi_plugin();
   DP_CHECK(plugin.entry != nullptr, kNotSupported, plugin.status);
   const char* why = nullptr;
-  std::unique_ptr<Transport> transport(plugin.entry(kTransportAbiVersion, comm_f, &why));
+  // MPI's start is collective in most implementations (the ranks exchange their
+  // addresses), so a rank that never comes would hang this one inside it. It runs on
+  // this thread (MPI's main thread, which also finalises), watched by another that ends
+  // the process past the timeout; MPI_Abort is not available before MPI has started.
+  std::unique_ptr<Transport> transport;
+  {
+    Watchdog watchdog(timeout, "MPI's start (MPI_Init_thread)");
+    transport.reset(plugin.entry(kTransportAbiVersion, comm_f, &why));
+  }
   DP_CHECK(transport != nullptr, kBackend,
            "MPI could not start: " << (why ? why : "unknown reason"));
   return std::shared_ptr<ProcessGroup>(
@@ -98,23 +142,37 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transpo
                            double timeout_seconds)
     : ctx_(std::move(ctx)),
       transport_(std::move(transport)),
-      rank_(transport_->rank()),
-      size_(transport_->size()),
-      local_rank_(transport_->local_rank()),
-      local_size_(transport_->local_size()),
       describe_(transport_->describe()),
       timeout_seconds_(timeout_seconds) {
   thread_ = std::thread([this] { loop(); });
+  // Collective: under the timeout like every other, so that a rank that never comes ends
+  // the job instead of hanging this one.
+  std::shared_ptr<Work> connected =
+      submit("connect", -1, "the process group's start", [](Transport& tr) { tr.connect(); });
+  try {
+    wait(*connected);
+  } catch (...) {
+    stop();
+    throw;
+  }
+  rank_ = transport_->rank();
+  size_ = transport_->size();
+  local_rank_ = transport_->local_rank();
+  local_size_ = transport_->local_size();
 }
 
 ProcessGroup::~ProcessGroup() {
+  stop();
+  transport_.reset();
+}
+
+void ProcessGroup::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
-  thread_.join();
-  transport_.reset();
+  if (thread_.joinable()) thread_.join();
 }
 
 void ProcessGroup::loop() {
@@ -160,12 +218,14 @@ void ProcessGroup::wait(Work& work) {
   std::unique_lock<std::mutex> lock(work.mu_);
   const auto limit = std::chrono::duration<double>(timeout_seconds_);
   if (!work.cv_.wait_for(lock, limit, [&] { return work.done_; })) {
+    char who[64] = "a rank (before it knew its number)";
+    if (size_ > 0) std::snprintf(who, sizeof who, "rank %d of %d", rank_, size_);
     char text[512];
     std::snprintf(text, sizeof text,
-                  "dataparallel: rank %d of %d waited %.0f s for %s (the process group's "
-                  "timeout; DP_DISTRIBUTED_TIMEOUT): another rank died or stopped taking part; "
+                  "dataparallel: %s waited %.0f s for %s (the process group's timeout; "
+                  "DP_DISTRIBUTED_TIMEOUT): another rank died or stopped taking part; "
                   "aborting the job",
-                  rank_, size_, timeout_seconds_, work.what().c_str());
+                  who, timeout_seconds_, work.what().c_str());
     std::fprintf(stderr, "%s\n", text);
     std::fflush(stderr);
     ctx_->log(kLogError, text);

@@ -92,10 +92,11 @@ class ProcessGroup {
   ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transport> transport,
                double timeout_seconds);
   void loop();
+  void stop();  // runs what is queued, then ends the thread
 
   std::shared_ptr<Context> ctx_;
   std::unique_ptr<Transport> transport_;
-  int rank_, size_, local_rank_, local_size_;
+  int rank_ = 0, size_ = 0, local_rank_ = 0, local_size_ = 0;  // size_ 0: not connected
   std::string describe_;
   double timeout_seconds_;
 

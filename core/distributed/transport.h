@@ -27,6 +27,10 @@ class Transport {
  public:
   virtual ~Transport() = default;
 
+  // The collective part of the start (the transport's own communicator, the ranks): the
+  // core runs it on the communication thread, under the group's timeout. rank() and the
+  // others are valid after it.
+  virtual void connect() = 0;
   virtual int rank() const = 0;
   virtual int size() const = 0;
   // This rank's place among the ranks of its machine, and how many those are.
@@ -46,11 +50,11 @@ class Transport {
   [[noreturn]] virtual void abort(int exit_code) = 0;
 };
 
-// The plugin's entry point, `dp_mpi_plugin_entry`: a transport over the world of the MPI
-// environment the process was started in (comm_f == kWorldComm; MPI is initialised here
-// if the program has not done it), or over the caller's communicator, given as its
-// Fortran handle (MPI_Comm_c2f; mpi4py's Comm.py2f()), which stays the caller's. Returns
-// null and sets *why on failure. The transport is deleted by the core.
+// The plugin's entry point, `dp_mpi_plugin_entry`, which does only local work: a transport
+// (not connected yet) over the world of the MPI environment the process was started in (comm_f ==
+// kWorldComm; MPI is initialised here if the program has not done it), or over the caller's
+// communicator, given as its Fortran handle (MPI_Comm_c2f; mpi4py's Comm.py2f()), which stays the
+// caller's. Returns null and sets *why on failure. The transport is deleted by the core.
 constexpr int kTransportAbiVersion = 1;
 constexpr int64_t kWorldComm = -1;
 constexpr const char* kMpiPluginEntry = "dp_mpi_plugin_entry";

@@ -3,6 +3,8 @@
      mismatch  rank 1's model differs from rank 0's: every rank must fail at creation
                with the same message, naming the first difference
      kill      rank 1 kills itself (SIGKILL) between forward and backward of step 3
+     late      rank 1 (by Open MPI's OMPI_COMM_WORLD_RANK) comes 60 s late to the group:
+               rank 0's start must end the job after the timeout
      trace     a few training steps of a wider MLP whose first bucket holds the last
                layer alone, for the overlap test (DP_TRACE set per rank by the launcher)
    Usage: ddp_scenarios MODE. Exit 0 when the mode ran to its end, 1 when DDP creation
@@ -41,10 +43,12 @@ static void train(dp_context* ctx, dp_ddp* ddp, dp_module* model, int steps, int
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s mismatch|kill|trace\n", argv[0]);
+    fprintf(stderr, "usage: %s mismatch|kill|late|trace\n", argv[0]);
     return 2;
   }
   const char* mode = argv[1];
+  const char* launcher_rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (strcmp(mode, "late") == 0 && launcher_rank && strcmp(launcher_rank, "1") == 0) sleep(60);
   dp_context* ctx = ddp_context(1, 1);
   dp_process_group* group = NULL;
   MUST(dp_process_group_from_mpi(ctx, NULL, &group));
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
     train(ctx, ddp, model, 6, 16, rank, 3);
   } else if (strcmp(mode, "trace") == 0) {
     train(ctx, ddp, model, 6, 256, rank, -1);
-  } else if (strcmp(mode, "mismatch") == 0) {
+  } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "late") == 0) {
     fprintf(stderr, "rank %d: the models were accepted\n", rank);
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);

@@ -13,6 +13,12 @@ MPIEXEC = [a for a in os.environ.get("DP_MPIEXEC", "mpirun").split(";") if a]
 SCENARIOS = os.environ.get("DP_SCENARIOS", "")
 
 
+def is_open_mpi():
+    version = subprocess.run(MPIEXEC[:1] + ["--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True).stdout
+    return "Open MPI" in version or "OpenRTE" in version
+
+
 def run_job(mode, ranks=2, timeout_s=20, env=None, wrap=None):
     """Runs ddp_scenarios MODE on `ranks` ranks; returns (exit code, output, seconds)."""
     cmd = MPIEXEC + ["-np", str(ranks)] + (wrap or []) + [SCENARIOS, mode]
@@ -45,9 +51,7 @@ def test_a_killed_rank_ends_the_job_with_an_error_within_the_timeout():
 
 def test_the_wait_past_the_timeout_names_the_collective_and_the_step():
     # Rank 1 killed, mpirun told to leave the others running: only the timeout ends rank 0.
-    if not any("Open MPI" in line or "OpenRTE" in line for line in
-               subprocess.run(MPIEXEC[:1] + ["--version"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True).stdout.splitlines()):
+    if not is_open_mpi():
         pytest.skip("needs Open MPI's --mca orte_abort_on_non_zero_status")
     code, out, seconds = run_job("kill", ranks=2, timeout_s=5,
                                  wrap=None, env={"OMPI_MCA_orte_abort_on_non_zero_status": "0"})
@@ -55,6 +59,17 @@ def test_the_wait_past_the_timeout_names_the_collective_and_the_step():
     if "waited" in out:  # when rank 0 reached its timeout before mpirun ended it
         assert re.search(r"rank 0 of 2 waited 5 s for the gradient allreduce of bucket \d+ "
                          r"\(of \d+\) in step 4", out), out
+    assert seconds < 30, f"{seconds:.1f} s"
+
+
+def test_a_rank_that_never_comes_ends_the_job_at_the_groups_start():
+    if not is_open_mpi():
+        pytest.skip("rank 1 is made late through Open MPI's OMPI_COMM_WORLD_RANK")
+    code, out, seconds = run_job("late", ranks=2, timeout_s=5)
+    assert code != 0, out
+    # Open MPI's start is collective: rank 0 waits inside MPI_Init_thread, where the
+    # watchdog ends it; an MPI whose start is local would wait in the group's start.
+    assert re.search(r"waited 5 s for (MPI's start|the process group's start)", out), out
     assert seconds < 30, f"{seconds:.1f} s"
 
 
