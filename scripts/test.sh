@@ -9,7 +9,7 @@
 #   3b. the exported ABI against abi/libdataparallel.abi (scripts/abi-check.sh, reading the
 #      library of build-asan/, which has the debug information abidw needs)
 #   4. ThreadSanitizer build (build-tsan/): the parallel suites (workers, autograd engine,
-#      DataParallel, concurrent wrappers) and a short dp-train run
+#      DataParallel, concurrent wrappers), a short dp-train run and the DDP suite on 2 ranks
 #   5. every libFuzzer target for FUZZ_SECONDS (default 30) seconds (scripts/fuzz.sh)
 # DP_TEST_QUICK=1 runs stage 1 only.
 set -euo pipefail
@@ -83,7 +83,11 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
 
   echo "== 4. ThreadSanitizer (build-tsan): the parallel suites and dp-train"
   cmake --preset tsan >/dev/null
-  build build-tsan --target test_core test_parallel test_capi_data_parallel dp-train
+  tsan_targets=(test_core test_parallel test_capi_data_parallel dp-train)
+  if command -v mpirun >/dev/null; then  # MPI installed: the MPI plugin and its suite build
+    tsan_targets+=(test_distributed_ddp dataparallel_mpi)
+  fi
+  build build-tsan --target "${tsan_targets[@]}"
   # oneDNN's global primitive cache shares descriptors between threads through
   # synchronisation TSan cannot see (uninstrumented library); every device builds its own.
   export DNNL_PRIMITIVE_CACHE_CAPACITY=0
@@ -106,6 +110,24 @@ if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
     grep -A30 "WARNING: ThreadSanitizer" build-tsan/dp-train.log | head -n 60 ||
       tail -n 30 build-tsan/dp-train.log
     failures+=("tsan dp-train")
+  fi
+  # DistributedDataParallel: 2 ranks x 2 CPU devices, so that the reducer's hooks (on the
+  # device workers), the communication thread and the caller all run at once.
+  if [ -x build-tsan/bin/test_distributed_ddp ]; then
+    mpi_flags=()
+    if mpirun --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then
+      mpi_flags=(--allow-run-as-root --oversubscribe)
+    fi
+    if TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+        DP_TEST_LOCAL_DEVICES=2 DP_DISTRIBUTED_TIMEOUT=120 DP_SPIN_US=0 \
+        timeout 600 mpirun "${mpi_flags[@]}" -np 2 build-tsan/bin/test_distributed_ddp \
+        >build-tsan/distributed.log 2>&1; then
+      echo "   distributed (2 ranks x 2 devices, the DDP suite): no data races"
+    else
+      grep -A30 "WARNING: ThreadSanitizer" build-tsan/distributed.log | head -n 60 ||
+        tail -n 30 build-tsan/distributed.log
+      failures+=("tsan distributed")
+    fi
   fi
   unset DNNL_PRIMITIVE_CACHE_CAPACITY
 
