@@ -275,9 +275,11 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
   DP_CHECK(op != ReduceOp::kAverage || is_floating(t.dtype()), kDtypeMismatch,
            "allreduce: an average needs a floating tensor, not " << dtype_name(t.dtype()));
   t.check_writable();
+  // Before the first CUDA collective's set-up, which is collective (NCCL could reduce
+  // uint8, host staging's MPI cannot: the same answer on either route).
+  DP_CHECK(t.device().is_cpu() || t.dtype() != DType::kUInt8, kDtypeMismatch,
+           "allreduce: a uint8 tensor cannot be reduced (float32, float64 or int64)");
   if (ProcessComm* comm = cuda_comm(t)) {
-    DP_CHECK(t.dtype() != DType::kUInt8, kDtypeMismatch,
-             "allreduce: a uint8 tensor cannot be reduced (float32, float64 or int64)");
     const CollectiveOp cop = collective_op(op);
     run_on_comm("allreduce", -1,
                 "allreduce of " + std::to_string(t.numel()) + " elements on " + t.device().str() +
