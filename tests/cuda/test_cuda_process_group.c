@@ -315,7 +315,10 @@ int main(void) {
 
   dp_process_group_release(g);
   dp_context_release(ctx);
-  printf("test_cuda_process_group: rank %d of %d on cuda:%d: %d of %d checks passed\n", rank, size,
-         g_dev.index, g_checks - g_failures, g_checks);
+  pthread_mutex_lock(&g_log_mu);
+  printf("test_cuda_process_group: rank %d of %d on cuda:%d: %d of %d checks passed; %s", rank,
+         size, g_dev.index, g_checks - g_failures, g_checks,
+         g_route_log[0] ? g_route_log : "(no route logged)\n");
+  pthread_mutex_unlock(&g_log_mu);
   return g_failures == 0 ? 0 : 1;
 }
