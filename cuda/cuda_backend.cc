@@ -1,5 +1,6 @@
 // The CUDA backend's devices: set-up and tear-down, memory, synchronisation, device
-// queries and the NCCL collectives. Copies are in cuda_copy.cc, kernels in cuda_ops.cc
+// queries and the NCCL collectives (between its GPUs, and the communicators between
+// processes). Copies are in cuda_copy.cc, kernels in cuda_ops.cc
 // and cuda_conv.cc.
 #include "cuda_backend.h"
 
@@ -13,6 +14,7 @@
 
 #include "cuda_errors.h"
 #include "nccl_comm.h"
+#include "nccl_process_comm.h"
 
 namespace dp::cuda_plugin {
 
@@ -443,6 +445,25 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclReduce");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
   return true;
+}
+
+// ---- collectives between processes (NCCL, one GPU per rank) ----
+
+std::string CudaBackend::pci_bus_id(int dev) const {
+  const CudaDevice& d = *devices_[dev];
+  char id[64] = {};
+  check_cuda(host_, d.where, cudaDeviceGetPCIBusId(id, sizeof id, d.gpu), "cudaDeviceGetPCIBusId");
+  return id;
+}
+
+std::vector<uint8_t> CudaBackend::process_comm_id() {
+  return nccl_unique_id(host_);
+}
+
+std::unique_ptr<ProcessComm> CudaBackend::process_comm(const std::vector<uint8_t>& id, int nranks,
+                                                       int rank, int dev) {
+  CudaDevice& d = *devices_[dev];
+  return std::make_unique<NcclProcessComm>(host_, d.where, d.gpu, d.compute, id, nranks, rank);
 }
 
 }  // namespace dp::cuda_plugin

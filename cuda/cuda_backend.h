@@ -173,6 +173,13 @@ class CudaBackend final : public Backend {
                   int64_t count, DType dtype, size_t root) override;
   void properties(int dev, uint64_t* total_memory, int* multiprocessors) const override;
 
+  // Between processes: NCCL (nccl_process_comm.h).
+  std::string process_comm_unavailable() const override { return ""; }
+  std::string pci_bus_id(int dev) const override;
+  std::vector<uint8_t> process_comm_id() override;
+  std::unique_ptr<ProcessComm> process_comm(const std::vector<uint8_t>& id, int nranks, int rank,
+                                            int dev) override;
+
  private:
   friend class ScratchBuffer;
 

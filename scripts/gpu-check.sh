@@ -5,15 +5,20 @@
 #      into a private prefix with dpkg -x (never into /),
 #   2. builds the library, the CUDA plugin, the CUDA tests, dp-train and the benchmark
 #      (Release),
-#   3. runs the CUDA test suites (ctest -L cuda), then dp-train's CNN for 2 epochs on two
-#      logical CUDA devices and on two CPU devices (Fashion-MNIST from .gpu-data/, made by
-#      scripts/gpu-check-prepare.sh): the test accuracies must agree within 1 point,
+#   3. runs the CUDA test suites (ctest -L cuda), then, when the build has MPI (the
+#      system's, or Open MPI's .deb files in .gpu-debs/), the process group's collectives on
+#      CUDA tensors under mpirun: on NCCL with one rank, through host memory with two ranks
+#      sharing the GPU (tests/cuda/test_cuda_process_group.c), then dp-train's CNN for 2
+#      epochs on two logical CUDA devices and on two CPU devices (Fashion-MNIST from
+#      .gpu-data/, made by scripts/gpu-check-prepare.sh): the test accuracies must agree
+#      within 1 point,
 #   4. runs bench/dp_gpu_bench and bench/torch_gpu_reference.py on the same GPU and prints
 #      the table of bench/dp_gpu_bench_table.py.
 # A failing phase is reported and the next ones still run; the exit status is 0 only when
 # everything passed. Everything is printed and, when $OUT is set, saved there (at most 8
 # files): gpu-check.log, configure.log, build.log, ctest.log, dp_bench.jsonl,
-# dp_bench_conv.jsonl, torch_bench.jsonl, table.md.
+# dp_bench_conv.jsonl, torch_bench.jsonl, table.md (the mpirun step's output is in
+# ctest.log too).
 #
 #   bash scripts/gpu-check.sh
 # Environment (all optional): JOBS (default: every core), BUILD_DIR (default build-gpu),
@@ -176,6 +181,21 @@ main() {
       echo "cuDNN: not found (convolutions will run on im2col)"
     fi
   fi
+  # MPI, for the process-group step: the system's (found by cmake), else Open MPI unpacked
+  # from .gpu-debs/ (Debian's, moved: OPAL_PREFIX and PMIx's variables point it at the
+  # prefix, and its alternatives' links do not exist there, so name the .openmpi files).
+  local mpi_note="the system's, if cmake finds one"
+  if [ -x "$PREFIX/usr/bin/mpirun.openmpi" ]; then
+    local ompi_lib="$PREFIX/usr/lib/x86_64-linux-gnu"
+    export OPAL_PREFIX="$PREFIX/usr" OPAL_SYSCONFDIR="$PREFIX/etc/openmpi"
+    export PMIX_PREFIX="$ompi_lib/pmix2"
+    export PMIX_MCA_mca_base_component_path="$ompi_lib/pmix2/lib/pmix"
+    export LD_LIBRARY_PATH="$ompi_lib/openmpi/lib:$LD_LIBRARY_PATH"
+    extra+=(-DMPI_CXX_COMPILER="$PREFIX/usr/bin/mpicxx.openmpi"
+            -DMPIEXEC_EXECUTABLE="$PREFIX/usr/bin/mpirun.openmpi")
+    mpi_note="Open MPI from .gpu-debs ($("$PREFIX/usr/bin/mpirun.openmpi" --version 2>&1 | head -n 1))"
+  fi
+  echo "MPI: $mpi_note"
   if [ "${DP_GPU_CHECK_ISOLATE:-0}" = 1 ]; then
     extra+=(-DCMAKE_IGNORE_PREFIX_PATH="/usr;/usr/local;/"
             -DCMAKE_C_COMPILER="$(command -v cc)" -DCMAKE_CXX_COMPILER="$(command -v c++)")
@@ -199,11 +219,17 @@ main() {
     echo "gpu-check: configure FAILED (whole log: configure.log)"
     return 1
   fi
-  grep -E "CUDA|NCCL|cuDNN|dnnl|GTest" "$LOGS/configure.log" | head -n 12 || true
+  grep -E "CUDA|NCCL|cuDNN|dnnl|GTest|MPI" "$LOGS/configure.log" | head -n 14 || true
 
   phase "build (-j $JOBS)"
   local targets=(dataparallel dataparallel_cuda test_cuda test_cuda_plugin_load dp_gpu_bench
                  dp-train)
+  # The process-group step's programs exist when cmake found MPI.
+  local have_mpi=0
+  if cmake --build "$BUILD" --target help 2>/dev/null | grep -qw test_cuda_process_group; then
+    have_mpi=1
+    targets+=(dataparallel_mpi test_cuda_process_group test_fake_cuda_plugin)
+  fi
   if ! timeout "$(budget 330 150)" cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
       >"$LOGS/build.log" 2>&1; then
     grep -E -B2 -A8 "error|Error" "$LOGS/build.log" | head -n 80
@@ -226,14 +252,44 @@ main() {
   fi
 
   phase "CUDA test suites (ctest -L cuda)"
-  if ! timeout "$(budget 180 220)" ctest --test-dir "$BUILD" -L cuda --output-on-failure \
-      -j 8 --timeout 150 --repeat "until-fail:${DP_GPU_CHECK_REPEAT:-1}" \
+  if ! timeout "$(budget 180 250)" ctest --test-dir "$BUILD" -L cuda -E "^cuda_process_group_" \
+      --output-on-failure -j 8 --timeout 150 --repeat "until-fail:${DP_GPU_CHECK_REPEAT:-1}" \
       >"$LOGS/ctest.log" 2>&1; then
     status=1
   fi
   grep -E "Test +#|tests passed|tests failed|\*\*\*|SKIPPED|Failure|Expected|Which is|error:" \
     "$LOGS/ctest.log" | grep -v "Passed" | head -n 120 || true
   grep -E "tests passed|tests failed" "$LOGS/ctest.log" || echo "(ctest did not finish)"
+
+  # Each run: a context with CUDA, MPI's start, NCCL's set-up: seconds. The fake plugin's
+  # runs come first: when they fail, mpirun itself is at fault, not NCCL.
+  phase "process groups under mpirun: NCCL with 1 rank, host staging with 2 ranks on one GPU"
+  if [ "$have_mpi" = 1 ]; then
+    {
+      echo
+      echo "== the process-group step (mpirun)"
+    } >>"$LOGS/ctest.log"
+    if ! timeout "$(budget 60 220)" ctest --test-dir "$BUILD" \
+        -R "^(distributed_cuda_fake|cuda_process_group)_" --output-on-failure -V --timeout 50 \
+        >>"$LOGS/ctest.log" 2>&1; then
+      status=1
+    fi
+    local step_log
+    step_log=$(sed -n '/== the process-group step/,$p' "$LOGS/ctest.log")
+    grep -E "Test +#|checks passed|FAILED|SKIPPED|Skipped|tests passed|tests failed|error" \
+      <<<"$step_log" | head -n 60 || true
+    # With a GPU, the two runs this step is for must have run, not skipped.
+    local run
+    for run in nccl_1rank shared_gpu_2ranks; do
+      if [ "$gpu" = 1 ] && ! grep -qE "cuda_process_group_$run \.*\s+Passed" <<<"$step_log"; then
+        echo "gpu-check: cuda_process_group_$run did not pass"
+        status=1
+      fi
+    done
+  else
+    echo "gpu-check: the process-group step was SKIPPED: this build has no MPI (no mpirun and"
+    echo "mpi.h on this machine, and no Open MPI .deb files in .gpu-debs/)"
+  fi
 
   if [ "$gpu" = 0 ]; then
     phase "benchmarks skipped: no GPU"

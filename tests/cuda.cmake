@@ -59,3 +59,58 @@ if(DP_CUDA_ENABLED)
                    $<TARGET_FILE:dataparallel_cuda> $<TARGET_FILE:test_cuda_plugin_load>)
   set_tests_properties(cuda_plugin_exports PROPERTIES LABELS "cuda")
 endif()
+
+# Process-group collectives on CUDA tensors under mpirun (test_cuda_process_group.c).
+# With a GPU: on NCCL with one rank; through host memory and MPI with two ranks on one GPU
+# (NCCL refuses two ranks on one device) and with DP_DISTRIBUTED_CUDA=mpi; on NCCL with
+# two ranks where two GPUs exist; each skips (77) without the GPUs it needs, and
+# scripts/gpu-check.sh runs them in a step of its own. Without one (label distributed, in
+# every build with MPI): the same program over fake_cuda_plugin.cc, whose "GPUs" are host
+# memory and whose communicator is MPI, so the process group's routing (the collective
+# decision, rank 0's id through MPI, the communicator's calls) runs everywhere. Added once
+# tests/distributed.cmake (included after this file) has set DP_MPIEXEC, the launcher.
+if(DP_MPI_ENABLED)
+  add_executable(test_cuda_process_group cuda/test_cuda_process_group.c)
+  target_link_libraries(test_cuda_process_group PRIVATE dataparallel m Threads::Threads dp_warnings)
+  add_library(test_fake_cuda_plugin MODULE cuda/fake_cuda_plugin.cc)
+  target_include_directories(test_fake_cuda_plugin PRIVATE ${PROJECT_SOURCE_DIR}/core)
+  target_link_libraries(test_fake_cuda_plugin PRIVATE MPI::MPI_CXX dp_warnings)
+  add_dependencies(test_cuda_process_group dataparallel_mpi test_fake_cuda_plugin)
+  if(DP_CUDA_ENABLED)
+    add_dependencies(test_cuda_process_group dataparallel_cuda)
+  endif()
+  # "name|ranks|environment" -> a test of that many ranks with that environment.
+  function(dp_add_process_group_test prefix case labels extra_env)
+    string(REPLACE "|" ";" _fields "${case}")
+    list(GET _fields 0 _name)
+    list(GET _fields 1 _ranks)
+    string(REGEX REPLACE "^[^|]*\\|[^|]*\\|" "" _env "${case}")
+    add_test(NAME ${prefix}_${_name}
+             COMMAND ${DP_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${_ranks}
+                     $<TARGET_FILE:test_cuda_process_group>)
+    set_tests_properties(${prefix}_${_name} PROPERTIES
+      LABELS "${labels}" TIMEOUT 120 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
+      ENVIRONMENT "${_env};${extra_env}DP_DISTRIBUTED_TIMEOUT=60;DP_SPIN_US=0")
+  endfunction()
+  function(dp_add_cuda_process_group_tests)
+    foreach(_case
+        "comm_2ranks|2|DP_TEST_EXPECT_ROUTE=nccl"
+        "shared_gpu_2ranks|2|DP_FAKE_CUDA_BUS_ID=0000:3b:00.0;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=share one GPU"
+        "env_mpi_2ranks|2|DP_DISTRIBUTED_CUDA=mpi;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=DP_DISTRIBUTED_CUDA=mpi"
+        "no_comm_1rank|1|DP_FAKE_CUDA_NO_COMM=1;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=has no communicator"
+        "bad_env_1rank|1|DP_DISTRIBUTED_CUDA=gloo;DP_TEST_EXPECT_INVALID_ENV=1")
+      dp_add_process_group_test(distributed_cuda_fake "${_case}" "distributed"
+                                "DP_CUDA_PLUGIN=$<TARGET_FILE:test_fake_cuda_plugin>;")
+    endforeach()
+    if(DP_CUDA_ENABLED)
+      foreach(_case
+          "nccl_1rank|1|DP_TEST_EXPECT_ROUTE=nccl"
+          "shared_gpu_2ranks|2|DP_CUDA_DEVICES=0;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=share one GPU"
+          "env_mpi_1rank|1|DP_DISTRIBUTED_CUDA=mpi;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=DP_DISTRIBUTED_CUDA=mpi"
+          "nccl_2ranks_2gpus|2|DP_TEST_MIN_GPUS=2;DP_TEST_EXPECT_ROUTE=nccl")
+        dp_add_process_group_test(cuda_process_group "${_case}" "cuda" "")
+      endforeach()
+    endif()
+  endfunction()
+  cmake_language(DEFER CALL dp_add_cuda_process_group_tests)
+endif()

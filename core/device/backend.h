@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,6 +77,30 @@ struct AdamParams {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool decoupled = false;  // AdamW: decay the parameter, not the gradient
   int64_t step = 1;        // 1 for the first update (bias correction)
+};
+
+// The reductions of ProcessComm::allreduce.
+enum class CollectiveOp : int { kSum, kAverage, kMax, kMin };
+
+// A communicator between processes, one device of this backend in each (the CUDA
+// backend's is NCCL's), made by Backend::process_comm. Rules:
+// - Every call is collective: each rank makes the same calls in the same order, from one
+//   thread (the process group's communication thread), never a device's worker.
+// - A call queues its work on the device after the work queued there so far, and returns
+//   once it is done: the result is then in the buffer, as with host memory.
+// - Buffers are device memory of the communicator's device. Failures raise (BackendHost).
+// - Deleting it destroys the communicator, which may wait for the other ranks to do the
+//   same: every rank deletes its own, after its last call.
+class ProcessComm {
+ public:
+  virtual ~ProcessComm() = default;
+  // In place: `count` elements of `dtype` at buf become their reduction over the ranks.
+  // kAverage is for floating dtypes.
+  virtual void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) = 0;
+  // In place: nbytes at buf become rank root's.
+  virtual void broadcast(void* buf, size_t nbytes, int root) = 0;
+  // recv (nranks * nbytes) receives every rank's nbytes of send, in rank order.
+  virtual void allgather(const void* send, void* recv, size_t nbytes) = 0;
 };
 
 // Services the core offers a backend.
@@ -228,6 +253,33 @@ class Backend {
     (void)gbias, (void)cp, (void)pp;
     throw std::logic_error("conv_relu_pool_backward is not supported by this backend");
   }
+  // --- collectives between processes (optional; the CUDA backend's run on NCCL) ---
+  // "" when process_comm_id and process_comm work, else why not (the core then moves the
+  // bytes through host memory).
+  virtual std::string process_comm_unavailable() const {
+    return "this backend has no collectives between processes";
+  }
+  // The PCI bus id of the hardware of device `dev` ("0000:3b:00.0"), "" for none: ranks
+  // whose devices have the same id on one machine share a device, which a communicator
+  // may refuse. Any thread.
+  virtual std::string pci_bus_id(int dev) const {
+    (void)dev;
+    return "";
+  }
+  // The id of a new communicator (opaque bytes): one rank makes it and sends it to the
+  // others, which pass it to process_comm. Any thread.
+  virtual std::vector<uint8_t> process_comm_id() {
+    throw std::logic_error("process_comm_id is not supported by this backend");
+  }
+  // This rank's member (rank of nranks) of the communicator `id` names, over device `dev`.
+  // Collective: returns once every rank has joined. Called from the thread that will make
+  // the communicator's calls (owned by the caller).
+  virtual std::unique_ptr<ProcessComm> process_comm(const std::vector<uint8_t>& id, int nranks,
+                                                    int rank, int dev) {
+    (void)id, (void)nranks, (void)rank, (void)dev;
+    throw std::logic_error("process_comm is not supported by this backend");
+  }
+
   // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).
   virtual void properties(int dev, uint64_t* total_memory, int* multiprocessors) const {
     uint64_t free_bytes = 0;
@@ -242,6 +294,6 @@ class Backend {
 using CudaPluginEntryFn = Backend* (*)(const BackendHost* host, int abi_version, bool allow_tf32,
                                        const char** why);
 constexpr const char* kCudaPluginEntry = "dp_cuda_plugin_entry";
-constexpr int kBackendAbiVersion = 2;
+constexpr int kBackendAbiVersion = 3;
 
 }  // namespace dp

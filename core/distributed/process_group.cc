@@ -1,12 +1,17 @@
 #include "distributed/process_group.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <utility>
+#include <vector>
 
 #include "device/trace.h"
 #include "error.h"
@@ -105,6 +110,89 @@ class Watchdog {
   std::thread thread_;  // last: starts once the members above exist
 };
 
+// ---- CUDA tensors: a communicator of the CUDA backend (NCCL), or host staging ----
+
+// DP_DISTRIBUTED_CUDA: how collectives on CUDA tensors move their bytes. Unset, empty or
+// "nccl": on NCCL when every rank can use it on a GPU of its own, else through host
+// memory and MPI; "mpi": always through host memory and MPI. Read at the first
+// collective on each CUDA device; any other value is an invalid argument there.
+bool cuda_comm_wanted() {
+  const char* env = std::getenv("DP_DISTRIBUTED_CUDA");
+  const std::string v = env ? env : "";
+  DP_CHECK(v.empty() || v == "nccl" || v == "mpi", kInvalidArgument,
+           "DP_DISTRIBUTED_CUDA = \"" << v << "\" is neither nccl nor mpi");
+  return v != "mpi";
+}
+
+// This machine as NCCL tells machines apart (its host hash): NCCL_HOSTID when set, else
+// the host name and the boot id.
+uint64_t machine_hash() {
+  std::string id;
+  if (const char* env = std::getenv("NCCL_HOSTID"); env && *env) {
+    id = env;
+  } else {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+    id = name;
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::string b;
+    if (boot >> b) id += "/" + b;
+  }
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// What each rank tells the others at a CUDA device's first collective.
+enum CudaOfferState : int32_t {
+  kOfferComm = 1,     // can and will use a communicator
+  kOfferEnvMpi = 2,   // DP_DISTRIBUTED_CUDA=mpi
+  kOfferNoComm = 3,   // the backend has no communicator
+  kOfferNoBusId = 4,  // the device's PCI bus id could not be read
+};
+struct CudaOffer {
+  char device[120];  // "<machine hash>/<PCI bus id>": equal on two ranks sharing a GPU
+  int32_t state;
+  int32_t reserved;
+};
+static_assert(sizeof(CudaOffer) == 128, "a fixed size for the allgather");
+
+std::string offer_reason(int32_t state) {
+  switch (state) {
+    case kOfferEnvMpi:
+      return "DP_DISTRIBUTED_CUDA=mpi is set there";
+    case kOfferNoComm:
+      return "its CUDA backend has no NCCL";
+    case kOfferNoBusId:
+      return "its GPU's PCI bus id could not be read";
+    default:
+      return "state " + std::to_string(state);
+  }
+}
+
+// Rank 0's communicator id, broadcast to every rank; when it could not make one, its
+// error text instead.
+struct CommIdMessage {
+  int32_t ok;
+  uint32_t size;  // bytes of id used
+  uint8_t id[248];
+};
+static_assert(sizeof(CommIdMessage) == 256, "a fixed size for the broadcast");
+
+CollectiveOp collective_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return CollectiveOp::kSum;
+    case ReduceOp::kAverage:
+      return CollectiveOp::kAverage;
+    case ReduceOp::kMax:
+      return CollectiveOp::kMax;
+    case ReduceOp::kMin:
+      return CollectiveOp::kMin;
+  }
+  return CollectiveOp::kSum;
+}
+
 }  // namespace
 
 std::string mpi_plugin_status() {
@@ -163,6 +251,7 @@ ProcessGroup::ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transpo
 
 ProcessGroup::~ProcessGroup() {
   stop();
+  cuda_routes_.clear();  // every rank destroys its communicators here, after its last call
   transport_.reset();
 }
 
@@ -247,6 +336,19 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
   DP_CHECK(op != ReduceOp::kAverage || is_floating(t.dtype()), kDtypeMismatch,
            "allreduce: an average needs a floating tensor, not " << dtype_name(t.dtype()));
   t.check_writable();
+  // Before the first CUDA collective's set-up, which is collective (NCCL could reduce
+  // uint8, host staging's MPI cannot: the same answer on every route and device).
+  DP_CHECK(t.dtype() != DType::kUInt8, kDtypeMismatch,
+           "allreduce: a uint8 tensor cannot be reduced (float32, float64 or int64)");
+  if (ProcessComm* comm = cuda_comm(t)) {
+    const CollectiveOp cop = collective_op(op);
+    run_on_comm("allreduce", -1,
+                "allreduce of " + std::to_string(t.numel()) + " elements on " + t.device().str() +
+                    " (NCCL)",
+                [comm, t, cop] { comm->allreduce(t.data(), t.numel(), t.dtype(), cop); });
+    t.bump_version();
+    return;
+  }
   Tensor host = host_view(t);
   const int n = size_;
   auto work =
@@ -265,6 +367,14 @@ void ProcessGroup::broadcast(const Tensor& t, int root) {
   DP_CHECK(root >= 0 && root < size_, kOutOfRange,
            "broadcast: root " << root << " is not a rank of this group of " << size_);
   t.check_writable();
+  if (ProcessComm* comm = cuda_comm(t)) {
+    run_on_comm(
+        "broadcast", root,
+        "broadcast from rank " + std::to_string(root) + " on " + t.device().str() + " (NCCL)",
+        [comm, t, root] { comm->broadcast(t.data(), t.nbytes(), root); });
+    t.bump_version();
+    return;
+  }
   Tensor host = host_view(t);
   auto work =
       submit("broadcast", root, "broadcast from rank " + std::to_string(root),
@@ -276,13 +386,21 @@ void ProcessGroup::broadcast(const Tensor& t, int root) {
 
 Tensor ProcessGroup::allgather(const Tensor& t) {
   DP_CHECK(t.defined(), kInvalidArgument, "allgather: the tensor is undefined");
-  Tensor host = host_view(t);
   Shape shape = t.shape();
   if (shape.empty()) {
     shape = {size_};
   } else {
     shape[0] *= size_;
   }
+  if (ProcessComm* comm = cuda_comm(t)) {
+    Tensor gathered = Tensor::empty(ctx_, shape, t.dtype(), t.device());
+    run_on_comm("allgather", -1,
+                "allgather of " + std::to_string(t.numel()) + " elements on " + t.device().str() +
+                    " (NCCL)",
+                [comm, t, gathered] { comm->allgather(t.data(), gathered.data(), t.nbytes()); });
+    return gathered;
+  }
+  Tensor host = host_view(t);
   const Device cpu{DeviceType::kCpu, t.device().is_cpu() ? t.device().index : 0};
   Tensor out = Tensor::empty(ctx_, shape, t.dtype(), cpu);
   auto work =
@@ -290,6 +408,154 @@ Tensor ProcessGroup::allgather(const Tensor& t) {
              [host, out](Transport& tr) { tr.allgather(host.data(), out.data(), host.nbytes()); });
   wait(*work);
   return out.device() == t.device() ? out : copy_to_device(out, t.device());
+}
+
+ProcessComm* ProcessGroup::cuda_comm(const Tensor& t) {
+  if (t.device().type != DeviceType::kCuda) return nullptr;
+  const int dev = t.device().index;
+  auto decided = [&]() -> const CudaRoute* {
+    std::lock_guard<std::mutex> lock(cuda_mu_);
+    auto it = cuda_routes_.find(dev);
+    return it != cuda_routes_.end() && it->second.decided ? &it->second : nullptr;
+  };
+  const CudaRoute* route = decided();
+  if (!route) {
+    const bool want = cuda_comm_wanted();
+    auto work = submit(
+        "cuda route", dev,
+        "the set-up of the collectives on " + t.device().str() + " (NCCL, or host memory and MPI)",
+        [this, dev, want](Transport& tr) { decide_cuda_route(tr, dev, want); });
+    wait(*work);  // rethrows a failed set-up the first time
+    route = decided();
+  }
+  // Entries are never erased while the group lives, so route stays valid.
+  DP_CHECK(route != nullptr && route->failure.empty(), kState,
+           "collectives on " << t.device().str() << " cannot run: setting up their NCCL "
+                             << "communicator failed at the first one ("
+                             << (route ? route->failure : std::string("no route")) << ")");
+  return route->comm.get();
+}
+
+void ProcessGroup::decide_cuda_route(Transport& tr, int dev, bool want_comm) {
+  {
+    std::lock_guard<std::mutex> lock(cuda_mu_);
+    if (cuda_routes_[dev].decided) return;  // a second thread asked at the same time
+  }
+  Backend& backend = ctx_->backend(DeviceType::kCuda);
+  const std::string where = "cuda:" + std::to_string(dev);
+
+  // Every rank says whether it can and will use a communicator, and on which GPU.
+  CudaOffer mine{};
+  std::string bus_id, bus_error;
+  mine.state = kOfferComm;
+  if (!want_comm) {
+    mine.state = kOfferEnvMpi;
+  } else if (!backend.process_comm_unavailable().empty()) {
+    mine.state = kOfferNoComm;
+  } else {
+    try {
+      bus_id = backend.pci_bus_id(dev);
+    } catch (const std::exception& e) {
+      bus_error = e.what();
+    }
+    if (bus_id.empty()) mine.state = kOfferNoBusId;
+  }
+  std::snprintf(mine.device, sizeof mine.device, "%016llx/%s",
+                static_cast<unsigned long long>(machine_hash()), bus_id.c_str());
+  std::vector<CudaOffer> offers(static_cast<size_t>(size_));
+  tr.allgather(&mine, offers.data(), sizeof mine);
+
+  // The same decision on every rank: each sees the same offers.
+  std::string staging;   // why the bytes go through host memory; "" for a communicator
+  bool expected = true;  // staging for a reason the user chose (DP_DISTRIBUTED_CUDA=mpi)
+  for (int r = 0; r < size_ && staging.empty(); ++r) {
+    const int32_t state = offers[static_cast<size_t>(r)].state;
+    if (state == kOfferComm) continue;
+    expected = state == kOfferEnvMpi;
+    if (r == rank_) {
+      staging = state == kOfferEnvMpi ? "DP_DISTRIBUTED_CUDA=mpi"
+                : state == kOfferNoComm
+                    ? backend.process_comm_unavailable()
+                    : "the PCI bus id of " + where + " could not be read (" + bus_error + ")";
+    } else {
+      staging = "rank " + std::to_string(r) + " does not use NCCL: " + offer_reason(state);
+    }
+  }
+  for (int i = 0; i < size_ && staging.empty(); ++i) {
+    for (int j = i + 1; j < size_ && staging.empty(); ++j) {
+      const CudaOffer& a = offers[static_cast<size_t>(i)];
+      const CudaOffer& b = offers[static_cast<size_t>(j)];
+      if (std::strncmp(a.device, b.device, sizeof a.device) != 0) continue;
+      const char* slash = std::strchr(a.device, '/');
+      staging = "ranks " + std::to_string(i) + " and " + std::to_string(j) +
+                " share one GPU (PCI bus " + std::string(slash ? slash + 1 : a.device) +
+                " on one machine), and NCCL cannot run two ranks on one GPU";
+      expected = false;
+    }
+  }
+
+  // A communicator: rank 0 makes its id, the transport carries it, every rank joins.
+  std::unique_ptr<ProcessComm> comm;
+  std::string failure;
+  if (staging.empty()) {
+    CommIdMessage msg{};
+    if (rank_ == 0) {
+      std::string error;
+      std::vector<uint8_t> id;
+      try {
+        id = backend.process_comm_id();
+        if (id.size() > sizeof msg.id) error = std::to_string(id.size()) + "-byte id";
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      msg.ok = error.empty() ? 1 : 0;
+      if (msg.ok) {
+        msg.size = static_cast<uint32_t>(id.size());
+        std::memcpy(msg.id, id.data(), id.size());
+      } else {
+        msg.size = static_cast<uint32_t>(std::min(error.size(), sizeof msg.id));
+        std::memcpy(msg.id, error.data(), msg.size);
+      }
+    }
+    tr.broadcast(&msg, sizeof msg, 0);
+    const size_t size = std::min<size_t>(msg.size, sizeof msg.id);
+    if (!msg.ok) {
+      staging = "rank 0 could not make a NCCL id: " +
+                std::string(reinterpret_cast<const char*>(msg.id), size);
+      expected = false;
+    } else {
+      try {
+        comm = backend.process_comm(std::vector<uint8_t>(msg.id, msg.id + size), size_, rank_, dev);
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(cuda_mu_);
+    CudaRoute& route = cuda_routes_[dev];
+    route.decided = true;
+    route.comm = std::move(comm);
+    route.failure = failure;
+  }
+  const std::string who = "process group, rank " + std::to_string(rank_) + " of " +
+                          std::to_string(size_) + ": collectives on " + where;
+  if (!failure.empty()) {
+    DP_THROW(kBackend, who << ": the NCCL communicator could not be made: " << failure);
+  }
+  if (staging.empty()) {
+    ctx_->log(kLogInfo, who + " run on NCCL");
+  } else if (!staging_logged_) {
+    staging_logged_ = true;  // once per group: every CUDA device would say the same
+    ctx_->log(expected ? kLogInfo : kLogWarning,
+              who + " go through host memory and MPI: " + staging);
+  }
+}
+
+void ProcessGroup::run_on_comm(const char* name, int64_t arg, std::string what,
+                               std::function<void()> job) {
+  auto work = submit(name, arg, std::move(what), [job = std::move(job)](Transport&) { job(); });
+  wait(*work);
 }
 
 void ProcessGroup::barrier() {

@@ -10,6 +10,17 @@
 // A wait that lasts past the group's timeout ends the whole job (Transport::abort) after
 // logging which collective and what step it waited on: a rank that died or went another
 // way then stops the others instead of hanging them.
+//
+// CUDA tensors: the first collective on a tensor of a CUDA device (every rank issues it
+// at the same point, as all collectives) decides, collectively, how that device's
+// collectives run: on a communicator of the CUDA backend (NCCL; Backend::process_comm)
+// when every rank can and will use one, on distinct GPUs; else through host memory and
+// the transport (host staging). Rank 0 makes the communicator's id and the transport
+// carries it to the others. Host staging is used when the backend has no communicator,
+// when DP_DISTRIBUTED_CUDA=mpi on some rank, and when two ranks share one GPU (NCCL
+// refuses two ranks on one device); the reason is logged once per group. Each rank's
+// k-th CUDA device used in collectives must be first used at the same collective on
+// every rank (one device per rank, the usual layout, always is).
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +28,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,7 +92,7 @@ class ProcessGroup {
   // stderr and aborts the job.
   void wait(Work& work);
 
-  // Blocking collectives on tensors of any device (CUDA tensors go through host memory).
+  // Blocking collectives on tensors of any device (CUDA tensors: see above).
   // allreduce: in place; kAverage divides the sum by size() (floating dtypes only).
   void allreduce(const Tensor& t, ReduceOp op);
   void broadcast(const Tensor& t, int root);
@@ -93,6 +105,20 @@ class ProcessGroup {
                double timeout_seconds);
   void loop();
   void stop();  // runs what is queued, then ends the thread
+
+  // How the collectives of one CUDA device run (decided at its first collective).
+  struct CudaRoute {
+    bool decided = false;
+    std::unique_ptr<ProcessComm> comm;  // null: host staging
+    std::string failure;                // why setting up the communicator failed, if it did
+  };
+  // The communicator for t's device, deciding the route at the device's first collective;
+  // null for host staging (and for CPU tensors). Throws kState when the set-up failed.
+  ProcessComm* cuda_comm(const Tensor& t);
+  // On the communication thread: the collective decision for CUDA device dev.
+  void decide_cuda_route(Transport& tr, int dev, bool want_comm);
+  // Runs job (a collective of comm on t's device) on the communication thread and waits.
+  void run_on_comm(const char* name, int64_t arg, std::string what, std::function<void()> job);
 
   std::shared_ptr<Context> ctx_;
   std::unique_ptr<Transport> transport_;
@@ -111,6 +137,10 @@ class ProcessGroup {
   std::deque<Job> queue_;
   bool stopping_ = false;
   std::thread thread_;
+
+  std::mutex cuda_mu_;                    // guards cuda_routes_
+  std::map<int, CudaRoute> cuda_routes_;  // by CUDA device index; destroyed before transport_
+  bool staging_logged_ = false;           // communication thread only
 };
 
 // The MPI plugin's status without creating a group: "" when it loads, else why not.
