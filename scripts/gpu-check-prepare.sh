@@ -17,6 +17,10 @@ PACKAGES=(
   zlib1g zlib1g-dev             # gzip'd IDX files
   libcmocka0 libcmocka-dev      # the C API suites (configured with the tests)
   libgtest-dev                  # the C++ suites, test_cuda among them
+  # Open MPI and what it loads: the MPI plugin and the process group's CUDA tests
+  openmpi-bin libopenmpi3 libopenmpi-dev openmpi-common libpmix2 libhwloc15
+  libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libibverbs1 librdmacm1
+  libnl-3-200 libnl-route-3-200 libpsm-infinipath1 libpsm2-2 libucx0 libnuma1 libmunge2
 )
 # Everything travels with the working tree, whose limit is 64 MiB (the sources take ~4).
 LIMIT_KB=$((56 * 1024))

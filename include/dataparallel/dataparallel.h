@@ -1009,7 +1009,9 @@ DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* 
  * on the group's communication thread, in the order issued; the calls below wait for it.
  * A wait that lasts past the group's timeout prints which collective it waited for and
  * aborts the whole job (MPI_Abort), so a dead rank stops the others instead of hanging
- * them. CUDA tensors pass through host memory.
+ * them. Collectives on CUDA tensors run on NCCL (a communicator per CUDA device, made at
+ * its first collective) when every rank has a GPU of its own, else through host memory
+ * and MPI (DP_DISTRIBUTED_CUDA, docs/environment.md).
  * Every rank must issue the same collectives in the same order: a program that calls a
  * group (or a dp_ddp over it) from several threads orders those calls itself.
  */
