@@ -91,6 +91,36 @@ void Reducer::prepare(bool sync, int64_t step) {
   reset_buckets();
   armed_ = sync;
   step_ = step;
+  if (sync) bind_gradients();
+}
+
+Tensor Reducer::slice_of(size_t param) const {
+  const Bucket& b = buckets_[bucket_of_[param]];
+  const int64_t offset = b.offsets[slot_of_[param]];
+  const Tensor& p = params_[param];
+  return b.flat.rows(offset, offset + p.numel()).view_as_shape(p.shape());
+}
+
+bool Reducer::is_bucket_view(size_t param, const Tensor& grad) const {
+  const Tensor& flat = buckets_[bucket_of_[param]].flat;
+  return grad.defined() && grad.impl()->storage == flat.impl()->storage &&
+         grad.data() == slice_of(param).data();
+}
+
+void Reducer::bind_gradients() {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const Tensor& p = params_[k];
+    if (!p.device().is_cpu()) continue;  // the buckets are host memory
+    const Tensor grad = p.grad();
+    if (is_bucket_view(k, grad)) continue;
+    Tensor slice = slice_of(k);
+    if (grad.defined()) {
+      copy_bytes(slice, grad);  // what accumulated before (under no_sync)
+    } else {
+      std::memset(slice.data(), 0, slice.nbytes());
+    }
+    params_[k].set_grad(slice);
+  }
 }
 
 void Reducer::reset_buckets() {
@@ -105,11 +135,9 @@ void Reducer::reset_buckets() {
 }
 
 void Reducer::copy_in(size_t param, bool zero_if_missing) {
-  const Bucket& b = buckets_[bucket_of_[param]];
-  const int64_t offset = b.offsets[slot_of_[param]];
-  const Tensor& p = params_[param];
-  Tensor slice = b.flat.rows(offset, offset + p.numel());
-  const Tensor grad = p.grad();
+  const Tensor grad = params_[param].grad();
+  if (is_bucket_view(param, grad)) return;  // accumulated in place
+  Tensor slice = slice_of(param);
   if (grad.defined()) {
     copy_bytes(slice, grad);
   } else if (zero_if_missing) {
@@ -167,13 +195,15 @@ void Reducer::finish() {
     launch_ready();
     armed_ = false;
   }
-  for (Bucket& b : buckets_) group_->wait(*b.work);
+  for (Bucket& b : buckets_) {
+    group_->wait(*b.work);
+    b.flat.bump_version();
+  }
   for (size_t k = 0; k < params_.size(); ++k) {
-    const Bucket& b = buckets_[bucket_of_[k]];
-    const int64_t offset = b.offsets[slot_of_[k]];
     Tensor& p = params_[k];
-    const Tensor slice = b.flat.rows(offset, offset + p.numel()).view_as_shape(p.shape());
     Tensor grad = p.grad();
+    if (is_bucket_view(k, grad)) continue;  // the average is already there
+    const Tensor slice = slice_of(k);
     if (grad.defined()) {
       copy_bytes(grad, slice);
       grad.bump_version();

@@ -3,14 +3,18 @@
 //
 // Parameters go into buckets in reverse order (the order backward tends to produce
 // their gradients); a bucket closes once it holds first_bucket_bytes (the first, small so
-// that communication starts early) or bucket_bytes (the others), and holds one dtype. A hook on
-// each parameter copies its gradient into its bucket's host buffer when backward has accumulated
-// it; when a bucket's last gradient is in, its allreduce is queued on the process group's
-// communication thread, while backward goes on. Buckets are queued in index order on every rank (a
-// ready bucket waits for the ones before it), so the ranks' collectives match. When the graph is
-// done, a backward callback queues the buckets no gradient reached (unused parameters count as
-// zero, or as their gradient so far), waits for every bucket and writes the averages back into the
-// gradients: when backward returns, the gradients are synchronised.
+// that communication starts early) or bucket_bytes (the others), and holds one dtype.
+// Buckets are host buffers. Before a synchronised backward, the gradient of every
+// parameter on a CPU device becomes a view of its place in the bucket (PyTorch's
+// gradient_as_bucket_view), so backward accumulates into the bucket and nothing is copied
+// in or out; a hook on each parameter copies the others' (GPU) gradients in. When a
+// bucket's last gradient is in, its allreduce is queued on the process group's
+// communication thread, while backward goes on. Buckets are queued in index order on every
+// rank (a ready bucket waits for the ones before it), so the ranks' collectives match.
+// When the graph is done, a backward callback queues the buckets no gradient reached
+// (unused parameters count as zero, or as their gradient so far), waits for every bucket
+// and writes the averages back into the gradients that are not views: when backward
+// returns, the gradients are synchronised.
 #pragma once
 
 #include <cstddef>
@@ -60,6 +64,12 @@ class Reducer {
     std::shared_ptr<Work> work;
   };
 
+  // param's place in its bucket, shaped as the parameter.
+  Tensor slice_of(size_t param) const;
+  bool is_bucket_view(size_t param, const Tensor& grad) const;
+  // Before a synchronised backward: every CPU parameter's gradient becomes its slice of
+  // the bucket (holding what accumulated, or zeros), so backward accumulates in place.
+  void bind_gradients();
   void on_grad_ready(size_t param);
   void copy_in(size_t param, bool zero_if_missing);
   void launch_ready();  // holds mu_
