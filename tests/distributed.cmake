@@ -6,15 +6,6 @@ if(NOT DP_MPI_ENABLED)
   return()
 endif()
 
-# The launcher and the flags a CI container needs: Open MPI refuses root without
-# --allow-run-as-root and more ranks than cores without --oversubscribe.
-set(DP_MPIEXEC ${MPIEXEC_EXECUTABLE})
-execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE _mpiexec_version
-                ERROR_QUIET)
-if(_mpiexec_version MATCHES "Open MPI|OpenRTE")
-  list(APPEND DP_MPIEXEC --allow-run-as-root --oversubscribe)
-endif()
-set(DP_MPIEXEC ${DP_MPIEXEC} CACHE INTERNAL "the MPI launcher and its flags, for tests")
 
 add_executable(test_distributed_ddp distributed/test_ddp.c)
 target_include_directories(test_distributed_ddp PRIVATE ${CMOCKA_INCLUDE_DIR})

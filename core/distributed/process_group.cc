@@ -64,16 +64,6 @@ Tensor host_view(const Tensor& t) {
   return t.device().is_cpu() ? t : copy_to_device(t, Device{DeviceType::kCpu, 0});
 }
 
-void divide(const Tensor& t, int by) {
-  if (t.dtype() == DType::kFloat32) {
-    float* p = t.data_as<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= static_cast<float>(by);
-  } else {
-    double* p = t.data_as<double>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= by;
-  }
-}
-
 // Ends the process with a message when its scope lasts longer than the timeout.
 class Watchdog {
  public:
@@ -194,6 +184,16 @@ CollectiveOp collective_op(ReduceOp op) {
 }
 
 }  // namespace
+
+void divide_in_place(const Tensor& t, int n) {
+  if (t.dtype() == DType::kFloat32) {
+    float* p = t.data_as<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= static_cast<float>(n);
+  } else {
+    double* p = t.data_as<double>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= n;
+  }
+}
 
 std::string mpi_plugin_status() {
   return mpi_plugin().status;
@@ -355,7 +355,7 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
       submit("allreduce", -1, "allreduce of " + std::to_string(t.numel()) + " elements",
              [host, op, n](Transport& tr) {
                tr.allreduce(host.data(), static_cast<size_t>(host.numel()), host.dtype(), op);
-               if (op == ReduceOp::kAverage) divide(host, n);
+               if (op == ReduceOp::kAverage) divide_in_place(host, n);
              });
   wait(*work);
   if (!host.same(t)) copy_bytes(t, host);

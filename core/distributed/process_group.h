@@ -143,6 +143,9 @@ class ProcessGroup {
   bool staging_logged_ = false;           // communication thread only
 };
 
+// t /= n elementwise, for a host tensor of float32 or float64 (an average after a sum).
+void divide_in_place(const Tensor& t, int n);
+
 // The MPI plugin's status without creating a group: "" when it loads, else why not.
 std::string mpi_plugin_status();
 

@@ -11,20 +11,6 @@
 
 namespace dp {
 
-namespace {
-
-void divide(const Tensor& t, int by) {
-  if (t.dtype() == DType::kFloat32) {
-    float* p = t.data_as<float>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= static_cast<float>(by);
-  } else {
-    double* p = t.data_as<double>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] /= by;
-  }
-}
-
-}  // namespace
-
 Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
                  const ReducerOptions& options)
     : group_(std::move(group)), params_(std::move(params)) {
@@ -178,7 +164,7 @@ void Reducer::launch(size_t b) {
           std::to_string(buckets_.size()) + ") in step " + std::to_string(step_),
       [flat, n](Transport& tr) {
         tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()), flat.dtype(), ReduceOp::kSum);
-        divide(flat, n);
+        divide_in_place(flat, n);
       });
 }
 

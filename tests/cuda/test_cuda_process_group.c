@@ -18,15 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MUST(call)                                                                              \
-  do {                                                                                          \
-    dp_result r_ = (call);                                                                      \
-    if (r_ != DP_OK) {                                                                          \
-      fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, dp_result_string(r_), \
-              dp_last_error());                                                                 \
-      exit(3);                                                                                  \
-    }                                                                                           \
-  } while (0)
+#include "../distributed/ddp_util.h"
 
 static int g_rank, g_size, g_failures, g_checks;
 static dp_device g_dev;

@@ -10,16 +10,9 @@
    with 1 and 2 devices each. A gradient summed instead of averaged (measured 0.06 to
    0.1), or one bucket left out of the allreduce (0.025 to 0.035), misses the bound by
    four orders of magnitude (checked below with those two faults made by hand). */
-#include <dataparallel/dataparallel.h>
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-/* cmocka.h needs the headers above. */
-#include <cmocka.h>
 
+#include "../capi/test_util.h" /* cmocka, ASSERT_OK, ASSERT_ERROR */
 #include "ddp_util.h"
 
 static const double kBound = 1e-6;
@@ -28,22 +21,6 @@ static const int64_t kRankBatch = 8;
 static dp_context* g_ctx;
 static dp_process_group* g_group;
 static int32_t g_rank, g_size, g_local_devices = 1;
-
-#define ASSERT_OK(call)                                                                      \
-  do {                                                                                       \
-    dp_result r_ = (call);                                                                   \
-    if (r_ != DP_OK) fail_msg("%s -> %s: %s", #call, dp_result_string(r_), dp_last_error()); \
-  } while (0)
-
-#define ASSERT_ERROR(call, code, needle)                                                   \
-  do {                                                                                     \
-    dp_result r_ = (call);                                                                 \
-    if (r_ != (code))                                                                      \
-      fail_msg("%s -> %s (%s), expected %s", #call, dp_result_string(r_), dp_last_error(), \
-               dp_result_string(code));                                                    \
-    if (strstr(dp_last_error(), (needle)) == NULL)                                         \
-      fail_msg("%s: message \"%s\" lacks \"%s\"", #call, dp_last_error(), (needle));       \
-  } while (0)
 
 static dp_tensor* vec(dp_dtype dtype, const void* values, int64_t n) {
   const dp_device cpu0 = {DP_DEVICE_CPU, 0};
@@ -149,6 +126,37 @@ static dp_tensor* forward1(dp_ddp* ddp, dp_tensor* x) {
   return out;
 }
 
+/* Forward and backward of rows [first, first + n) of step s's global batch through the
+   DDP (no optimizer step), the loss scaled by `scale`. */
+static void ddp_backward(dp_ddp* ddp, int s, int64_t first, int64_t n, int image, double scale) {
+  dp_tensor *x, *y;
+  make_batch(g_ctx, s, first, n, image, &x, &y);
+  dp_tensor* out = forward1(ddp, x);
+  dp_tensor* loss = loss_of(out, y, scale);
+  ASSERT_OK(dp_backward(loss, NULL, 0));
+  dp_tensor_release(x);
+  dp_tensor_release(y);
+  dp_tensor_release(out);
+  dp_tensor_release(loss);
+}
+
+/* The reference: one optimizer step of one process on rows [first, first + n) of step
+   s's global batch, the loss scaled by `scale`. */
+static void reference_step(dp_module* ref, dp_optimizer* opt, int s, int64_t first, int64_t n,
+                           int image, double scale) {
+  dp_tensor *x, *y, *out;
+  make_batch(g_ctx, s, first, n, image, &x, &y);
+  ASSERT_OK(dp_module_forward1(ref, x, &out));
+  dp_tensor* loss = loss_of(out, y, scale);
+  ASSERT_OK(dp_backward(loss, NULL, 0));
+  ASSERT_OK(dp_optimizer_step(opt));
+  ASSERT_OK(dp_optimizer_zero_grad(opt));
+  dp_tensor_release(x);
+  dp_tensor_release(y);
+  dp_tensor_release(out);
+  dp_tensor_release(loss);
+}
+
 static void scale_grad(dp_tensor* p, double factor) {
   dp_tensor* g = NULL;
   int64_t n = 0;
@@ -182,29 +190,21 @@ static double train_against_reference(int cnn, int steps, enum fault fault) {
   ASSERT_OK(dp_module_parameter(model, n_params - 1, &name, &last));
 
   for (int s = 0; s < steps; ++s) {
-    dp_tensor *x, *y, *out, *loss;
-    make_batch(g_ctx, s, g_rank * kRankBatch, kRankBatch, cnn, &x, &y);
     float* local_last = NULL;
     size_t last_bytes = 0;
     if (fault == BUCKET_SKIPPED) { /* the last bias's local gradient, from a no_sync pass */
       ASSERT_OK(dp_ddp_set_grad_sync(ddp, 0));
-      out = forward1(ddp, x);
-      loss = loss_of(out, y, 1.0);
-      ASSERT_OK(dp_backward(loss, NULL, 0));
+      ddp_backward(ddp, s, g_rank * kRankBatch, kRankBatch, cnn, 1.0);
       dp_tensor* g = NULL;
       ASSERT_OK(dp_tensor_grad(last, &g));
       ASSERT_OK(dp_tensor_nbytes(g, &last_bytes));
       local_last = malloc(last_bytes);
       ASSERT_OK(dp_tensor_to_host(g, local_last, last_bytes));
       dp_tensor_release(g);
-      dp_tensor_release(out);
-      dp_tensor_release(loss);
       ASSERT_OK(dp_optimizer_zero_grad(opt));
       ASSERT_OK(dp_ddp_set_grad_sync(ddp, 1));
     }
-    out = forward1(ddp, x);
-    loss = loss_of(out, y, 1.0);
-    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ddp_backward(ddp, s, g_rank * kRankBatch, kRankBatch, cnn, 1.0);
     if (fault == SUMMED) {
       for (size_t i = 0; i < n_params; ++i) {
         dp_tensor* p = NULL;
@@ -221,22 +221,7 @@ static double train_against_reference(int cnn, int steps, enum fault fault) {
     }
     ASSERT_OK(dp_optimizer_step(opt));
     ASSERT_OK(dp_optimizer_zero_grad(opt));
-    dp_tensor_release(x);
-    dp_tensor_release(y);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
-
-    /* The reference: one process, the whole global batch. */
-    make_batch(g_ctx, s, 0, kRankBatch * g_size, cnn, &x, &y);
-    ASSERT_OK(dp_module_forward1(ref, x, &out));
-    loss = loss_of(out, y, 1.0);
-    ASSERT_OK(dp_backward(loss, NULL, 0));
-    ASSERT_OK(dp_optimizer_step(ref_opt));
-    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
-    dp_tensor_release(x);
-    dp_tensor_release(y);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
+    reference_step(ref, ref_opt, s, 0, kRankBatch * g_size, cnn, 1.0); /* the global batch */
   }
   size_t n = 0, n_ref = 0;
   float* a = read_parameters(model, &n);
@@ -294,11 +279,7 @@ static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** stat
   for (int s = 0; s < 3; ++s) {
     for (int m = 0; m < k; ++m) {
       ASSERT_OK(dp_ddp_set_grad_sync(ddp, m == k - 1));
-      dp_tensor *x, *y, *out, *loss;
-      make_batch(g_ctx, s, (m * g_size + g_rank) * kRankBatch, kRankBatch, 0, &x, &y);
-      out = forward1(ddp, x);
-      loss = loss_of(out, y, 1.0 / k);
-      ASSERT_OK(dp_backward(loss, NULL, 0));
+      ddp_backward(ddp, s, (m * g_size + g_rank) * kRankBatch, kRankBatch, 0, 1.0 / k);
       if (m == 0) { /* after a no_sync backward the ranks' gradients are their own */
         dp_tensor *p = NULL, *g = NULL, *gathered = NULL;
         const char* name = NULL;
@@ -315,24 +296,10 @@ static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** stat
         dp_tensor_release(g);
         dp_tensor_release(gathered);
       }
-      dp_tensor_release(x);
-      dp_tensor_release(y);
-      dp_tensor_release(out);
-      dp_tensor_release(loss);
     }
     ASSERT_OK(dp_optimizer_step(opt));
     ASSERT_OK(dp_optimizer_zero_grad(opt));
-    dp_tensor *x, *y, *out, *loss;
-    make_batch(g_ctx, s, 0, kRankBatch * g_size * k, 0, &x, &y);
-    ASSERT_OK(dp_module_forward1(ref, x, &out));
-    loss = loss_of(out, y, 1.0);
-    ASSERT_OK(dp_backward(loss, NULL, 0));
-    ASSERT_OK(dp_optimizer_step(ref_opt));
-    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
-    dp_tensor_release(x);
-    dp_tensor_release(y);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
+    reference_step(ref, ref_opt, s, 0, kRankBatch * g_size * k, 0, 1.0);
   }
   size_t n = 0;
   float* a = read_parameters(model, &n);
@@ -366,34 +333,17 @@ static void join_with_uneven_batches_finishes_with_the_documented_average(void**
   dp_optimizer* ref_opt = make_sgd(ref);
   const int mine = 5 + 2 * g_rank, most = 5 + 2 * (g_size - 1);
   for (int s = 0; s < mine; ++s) {
-    dp_tensor *x, *y, *out, *loss;
-    make_batch(g_ctx, s, g_rank * kRankBatch, kRankBatch, 0, &x, &y);
-    out = forward1(ddp, x);
-    loss = loss_of(out, y, 1.0);
-    ASSERT_OK(dp_backward(loss, NULL, 0));
+    ddp_backward(ddp, s, g_rank * kRankBatch, kRankBatch, 0, 1.0);
     ASSERT_OK(dp_optimizer_step(opt));
     ASSERT_OK(dp_optimizer_zero_grad(opt));
-    dp_tensor_release(x);
-    dp_tensor_release(y);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
   }
   ASSERT_OK(dp_ddp_join(ddp)); /* returns when every rank has joined */
   for (int s = 0; s < most; ++s) {
     int active = 0;
     for (int r = 0; r < g_size; ++r) active += 5 + 2 * r > s;
-    dp_tensor *x, *y, *out, *loss;
     /* The active ranks are the last `active` ones: their rows end the global batch. */
-    make_batch(g_ctx, s, (g_size - active) * kRankBatch, kRankBatch * active, 0, &x, &y);
-    ASSERT_OK(dp_module_forward1(ref, x, &out));
-    loss = loss_of(out, y, (double)active / g_size);
-    ASSERT_OK(dp_backward(loss, NULL, 0));
-    ASSERT_OK(dp_optimizer_step(ref_opt));
-    ASSERT_OK(dp_optimizer_zero_grad(ref_opt));
-    dp_tensor_release(x);
-    dp_tensor_release(y);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
+    reference_step(ref, ref_opt, s, (g_size - active) * kRankBatch, kRankBatch * active, 0,
+                   (double)active / g_size);
   }
   size_t n = 0;
   float* a = read_parameters(model, &n);
