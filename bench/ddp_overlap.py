@@ -5,24 +5,31 @@
     /usr/bin/python3 bench/ddp_overlap.py /tmp/t.rank0.json /tmp/t.rank1.json [--skip-steps N]
 
 One file per rank (dp-bench-ddp writes t.rank<r>.json). A training step is one
-"autograd backward" span on the caller; its bucket allreduces are the "bucket allreduce"
-spans (argument: the bucket index) that the communication thread ("comm") starts inside
-it. Its autograd activity is every other span inside it on the other threads (the
-nodes, "gradient sum", "shared slice"; on the caller and the device workers); the
-activity ends with the last of them, after which backward only waits for the buckets and
-writes the averages back into the gradients (the reducer's backward callback).
+"autograd backward" span on the caller with at least one "bucket allreduce" span (the
+argument is the bucket index) that the communication thread ("comm") starts inside it;
+backwards without (dp-bench-ddp's no_sync steps) are left out. The step's autograd work
+is every other span inside it on the other threads: the nodes, "gradient sum" and
+"shared slice", on the caller and the device workers.
 
-For each step, each allreduce's time is split into
-  overlapped: before the last autograd span ended, while backward was still computing;
-  exposed:    after it, when backward had nothing left to do but wait.
-"on nodes" is the part of the overlapped time during which an autograd span was running
-(the rest falls in the gaps between them), and "tail" is the time from the end of the
-autograd activity to the end of backward: the exposed communication plus the copy-back.
-The first N steps (default 3, dp-bench-ddp's warm-up) are left out of the totals.
+The hook that queues a bucket runs inside the AccumulateGrad span of the bucket's last
+gradient; what that span holds after the bucket starts is the hook returning, and, where
+the busy threads outnumber the cores, the caller waiting for a core while the
+communication thread runs: no backward work. So an AccumulateGrad span is cut where a
+bucket allreduce starts inside it.
+
+Each allreduce's time is split into
+  overlapped: while some autograd span (cut as above) ran, on any thread;
+  exposed:    the rest, mostly after the last of them, when backward waits for the buckets.
+"work ends" is when the last autograd span ends (from the start of backward), and "tail"
+the time from there to the end of backward: the exposed communication plus the reducer
+writing the averages back into the gradients. The first N steps (default 3, dp-bench-ddp's
+warm-up) are left out of the totals.
 
 An allreduce span on one rank also holds the time it waited for the other ranks to reach
-the same bucket: a rank whose backward ran faster sees a longer allreduce, so the ranks'
-figures differ by their imbalance, and an exposed time is partly that wait.
+the same bucket, so the ranks' figures differ by their imbalance. And time counted as
+overlapped is not free where the cores are few: Open MPI polls while it waits, so the
+communication thread takes a core from backward (dp-bench-ddp's no_sync baseline measures
+what the sync costs a step, that included).
 """
 import argparse
 import json
@@ -58,7 +65,7 @@ def merged(intervals):
 
 
 def steps_of(path):
-    """Per backward: a dict of its times (microseconds)."""
+    """Per backward with allreduces: a dict of its times (microseconds)."""
     names, spans = load(path)
     comm = {tid for tid, name in names.items() if name == "comm"}
     if not comm:
@@ -66,8 +73,6 @@ def steps_of(path):
     backwards = sorted((e for e in spans
                         if e["name"] == "autograd backward" and names[e["tid"]] == "caller"),
                        key=lambda e: e["ts"])
-    if not backwards:
-        sys.exit(f"{path}: no 'autograd backward' span on the caller")
     allreduces = sorted((e for e in spans
                          if e["name"] == "bucket allreduce" and e["tid"] in comm),
                         key=lambda e: e["ts"])
@@ -77,22 +82,29 @@ def steps_of(path):
     steps = []
     for bwd in backwards:
         lo, hi = bwd["ts"], bwd["ts"] + bwd["dur"]
-        nodes = [e for e in others if e["ts"] >= lo and e["ts"] + e["dur"] <= hi]
         mine = [e for e in allreduces if lo <= e["ts"] <= hi]
-        if not nodes:
+        work = []
+        for e in others:
+            begin, end = e["ts"], e["ts"] + e["dur"]
+            if begin < lo or end > hi:
+                continue
+            if e["name"] == "AccumulateGrad":
+                end = min([end] + [a["ts"] for a in mine if begin <= a["ts"] < end])
+            work.append((begin, end))
+        if not mine or not work:
             continue
-        nodes_end = max(e["ts"] + e["dur"] for e in nodes)
-        busy = merged([e["ts"], e["ts"] + e["dur"]] for e in nodes)
-        step = {"backward": bwd["dur"], "nodes_end": nodes_end - lo, "buckets": len(mine),
-                "allreduce": 0.0, "overlapped": 0.0, "on_nodes": 0.0, "exposed": 0.0,
-                "tail": hi - nodes_end}
+        work_end = max(end for _, end in work)
+        busy = merged(work)
+        step = {"backward": bwd["dur"], "work_end": work_end - lo, "buckets": len(mine),
+                "allreduce": 0.0, "overlapped": 0.0, "exposed": 0.0, "tail": hi - work_end}
         for a in mine:
-            a_lo, a_hi = a["ts"], a["ts"] + a["dur"]
+            covered = union_overlap(a["ts"], a["ts"] + a["dur"], busy)
             step["allreduce"] += a["dur"]
-            step["overlapped"] += clip(a_lo, a_hi, lo, nodes_end)
-            step["on_nodes"] += union_overlap(a_lo, a_hi, busy)
-            step["exposed"] += clip(a_lo, a_hi, nodes_end, float("inf"))
+            step["overlapped"] += covered
+            step["exposed"] += a["dur"] - covered
         steps.append(step)
+    if not steps:
+        sys.exit(f"{path}: no 'autograd backward' span on the caller with a bucket allreduce")
     return steps
 
 
@@ -101,31 +113,31 @@ def fraction(part, whole):
 
 
 def report(path, steps, skip, verbose):
-    print(f"{path}: {len(steps)} backwards, the first {skip} left out of the totals")
+    print(f"{path}: {len(steps)} steps with gradient sync, the first {skip} left out of the "
+          "totals")
     if verbose:
-        print(f"{'step':>4} {'buckets':>7} {'backward':>9} {'nodes end':>9} {'allreduce':>9} "
-              f"{'overlap':>9} {'on nodes':>9} {'exposed':>9} {'tail':>9} {'overlap %':>9}")
+        print(f"{'step':>4} {'buckets':>7} {'backward':>9} {'work ends':>9} {'allreduce':>9} "
+              f"{'overlap':>9} {'exposed':>9} {'tail':>9} {'overlap %':>9}  (ms)")
         for i, s in enumerate(steps):
             print(f"{i:>4} {s['buckets']:>7} {s['backward'] / 1e3:>9.2f} "
-                  f"{s['nodes_end'] / 1e3:>9.2f} {s['allreduce'] / 1e3:>9.2f} "
-                  f"{s['overlapped'] / 1e3:>9.2f} {s['on_nodes'] / 1e3:>9.2f} "
-                  f"{s['exposed'] / 1e3:>9.2f} {s['tail'] / 1e3:>9.2f} "
+                  f"{s['work_end'] / 1e3:>9.2f} {s['allreduce'] / 1e3:>9.2f} "
+                  f"{s['overlapped'] / 1e3:>9.2f} {s['exposed'] / 1e3:>9.2f} "
+                  f"{s['tail'] / 1e3:>9.2f} "
                   f"{100 * fraction(s['overlapped'], s['allreduce']):>8.1f}%")
     counted = steps[skip:]
     if not counted:
-        sys.exit(f"{path}: {len(steps)} backwards, none after the first {skip} "
+        sys.exit(f"{path}: {len(steps)} steps, none after the first {skip} "
                  "(fewer --skip-steps, or more steps)")
     total = {k: sum(s[k] for s in counted) for k in counted[0]}
     n = len(counted)
-    print(f"  per step over {n}: backward {total['backward'] / n / 1e3:.2f} ms, autograd "
-          f"activity ends at {total['nodes_end'] / n / 1e3:.2f} ms, "
-          f"{total['buckets'] / n:.1f} bucket allreduce(s) of {total['allreduce'] / n / 1e3:.2f} ms")
-    print(f"  allreduce overlapped with backward: {total['overlapped'] / n / 1e3:.2f} ms per step "
-          f"= {100 * fraction(total['overlapped'], total['allreduce']):.1f}% "
-          f"({100 * fraction(total['on_nodes'], total['allreduce']):.1f}% while a node ran)")
-    print(f"  exposed after the last node: {total['exposed'] / n / 1e3:.2f} ms per step "
-          f"= {100 * fraction(total['exposed'], total['allreduce']):.1f}%; "
-          f"tail of backward {total['tail'] / n / 1e3:.2f} ms per step "
+    print(f"  per step over {n}: backward {total['backward'] / n / 1e3:.2f} ms, its autograd "
+          f"work ends at {total['work_end'] / n / 1e3:.2f} ms, {total['buckets'] / n:.1f} "
+          f"bucket allreduce(s) of {total['allreduce'] / n / 1e3:.2f} ms in all")
+    print(f"  overlapped with autograd work: {total['overlapped'] / n / 1e3:.2f} ms per step "
+          f"= {100 * fraction(total['overlapped'], total['allreduce']):.1f}%; exposed "
+          f"{total['exposed'] / n / 1e3:.2f} ms "
+          f"= {100 * fraction(total['exposed'], total['allreduce']):.1f}%; tail of backward "
+          f"{total['tail'] / n / 1e3:.2f} ms "
           f"({100 * fraction(total['tail'], total['backward']):.1f}% of backward)")
     return total, n
 

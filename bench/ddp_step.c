@@ -1,19 +1,28 @@
-/* dp-bench-ddp: DistributedDataParallel training steps on synthetic data, for the
-   throughput of N ranks and for a DP_TRACE timeline of the gradient allreduces.
+/* dp-bench-ddp: DistributedDataParallel training steps on synthetic data: the
+   throughput of N ranks, what the gradient sync costs a step, and a DP_TRACE timeline of
+   the gradient allreduces.
 
      [DP_TRACE=t.json] mpirun -np N dp-bench-ddp [--model mlp|cnn] [--steps S] [--batch B]
-         [--warmup W] [--devices D] [--bucket-kib K] [--first-bucket-kib K] [--lr X]
+         [--warmup W] [--devices D] [--bucket-kib K] [--first-bucket-kib K] [--baseline 0|1]
+         [--lr X]
 
    Each rank trains dp-train's model (--model mlp: 784-512-256-10; cnn: two convolutions
    and two linear layers; examples/common/models.h) wrapped in DDP over its D CPU devices
    (default 1), SGD with momentum 0.9, on one fixed batch of B samples (default 128) of
    its own: uniform pixels in [0, 1) and uniform labels, from a seed that differs per
    rank. W warm-up steps (default 3) run before the S timed ones (default 20). Rank 0
-   prints each rank's step time (median, and the mean over the timed steps, split into
-   forward + loss, backward and optimizer) and samples/s (B / mean step time), then the
-   job's samples/s (N * B / the slowest rank's mean step time). --bucket-kib and
-   --first-bucket-kib set the gradient buckets (dp_ddp_options; 0: the library's 25 MiB and
-   1 MiB); the bucket count is printed.
+   prints each rank's step time (median, and the mean split into forward + loss, backward
+   and optimizer) and samples/s (B / mean step time), then the job's samples/s (N * B /
+   the slowest rank's mean step time). --bucket-kib and --first-bucket-kib set the
+   gradient buckets (dp_ddp_options; 0: the library's 25 MiB and 1 MiB).
+
+   With --baseline 1 (the default), every block of 5 timed steps is followed by 5 under
+   no_sync (dp_ddp_set_grad_sync 0: the same step without the allreduces), and at the end
+   the gradients' bytes are allreduced alone (dp_process_group_allreduce, median of 21).
+   The gradient sync's cost per step is the median step with it less the median without
+   it; what it hides is 1 - cost / (the allreduce alone). The cost holds everything the
+   sync adds: the allreduces not hidden, the bucket copies, waiting for the slower rank,
+   and the communication thread's use of the cores while backward runs (Open MPI polls).
 
    DP_TRACE: the library reads it once, when the process's first context is created, and
    each process writes its own timeline to that path at exit; under mpirun the ranks
@@ -24,7 +33,7 @@
    appended). The rank comes from MPI rather than from a launcher's environment variable
    (OMPI_COMM_WORLD_RANK, PMI_RANK, ...), which differ between launchers. The group is then
    made over MPI_COMM_WORLD with dp_process_group_from_mpi_comm. bench/ddp_overlap.py reads
-   the files. */
+   the files (the no_sync steps' backwards have no allreduce; it leaves them out). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <dataparallel/dataparallel.h>
@@ -62,7 +71,7 @@ static int compare_doubles(const void* a, const void* b) {
 
 typedef struct options {
   const char* model;
-  long steps, warmup, batch, devices, bucket_kib, first_bucket_kib;
+  long steps, warmup, batch, devices, bucket_kib, first_bucket_kib, baseline;
   double lr;
 } options;
 
@@ -72,11 +81,12 @@ static void usage_error(const char* text, const char* value) {
             "dp-bench-ddp: %s%s\n"
             "usage: [DP_TRACE=t.json] mpirun -np N dp-bench-ddp [--model mlp|cnn] [--steps S]\n"
             "         [--batch B] [--warmup W] [--devices D] [--bucket-kib K]\n"
-            "         [--first-bucket-kib K] [--lr X]\n"
+            "         [--first-bucket-kib K] [--baseline 0|1] [--lr X]\n"
             "  S: timed steps, 1..%d (default 20); B: samples per rank per step, 1..65536\n"
             "  (default 128); W: untimed steps first, 0..1000 (default 3); D: CPU devices per\n"
             "  rank, 1..%d (default 1); K: KiB, 0 = the library's default; X: SGD learning\n"
-            "  rate > 0 (default 0.01). With DP_TRACE, rank r writes t.rank<r>.json.\n",
+            "  rate > 0 (default 0.01); --baseline 1 (default): also time the steps under\n"
+            "  no_sync. With DP_TRACE=t.json, rank r writes t.rank<r>.json.\n",
             text, value, MAX_STEPS, MAX_DEVICES);
   }
   MPI_Finalize();
@@ -95,7 +105,7 @@ static long parse_long(const char* flag, const char* s, long lo, long hi) {
 }
 
 static options parse_options(int argc, char** argv) {
-  options o = {"mlp", 20, 3, 128, 1, 0, 0, 0.01};
+  options o = {"mlp", 20, 3, 128, 1, 0, 0, 1, 0.01};
   for (int i = 1; i < argc; ++i) {
     const char* flag = argv[i];
     if (i + 1 >= argc) usage_error("missing value after ", flag);
@@ -116,6 +126,8 @@ static options parse_options(int argc, char** argv) {
       o.bucket_kib = parse_long(flag, v, 0, 1L << 22);
     } else if (strcmp(flag, "--first-bucket-kib") == 0) {
       o.first_bucket_kib = parse_long(flag, v, 0, 1L << 22);
+    } else if (strcmp(flag, "--baseline") == 0) {
+      o.baseline = parse_long(flag, v, 0, 1);
     } else if (strcmp(flag, "--lr") == 0) {
       char* end = NULL;
       o.lr = strtod(v, &end);
@@ -185,9 +197,9 @@ static void make_batch(dp_context* ctx, const options* o, dp_device device, dp_t
   free(ys);
 }
 
-/* Seconds of one step's phases. */
+/* Seconds of one step: the whole, and its phases. */
 typedef struct step_time {
-  double forward, backward, optimizer;
+  double total, forward, backward, optimizer;
 } step_time;
 
 static float train_step(dp_ddp* ddp, dp_optimizer* opt, dp_tensor* x, dp_tensor* y, step_time* t) {
@@ -206,16 +218,55 @@ static float train_step(dp_ddp* ddp, dp_optimizer* opt, dp_tensor* x, dp_tensor*
   check(dp_tensor_to_host(loss, &l, sizeof l), "loss value");
   dp_tensor_release(logits);
   dp_tensor_release(loss);
+  t->total = now_seconds() - t0;
   t->forward = t1 - t0;
   t->backward = t2 - t1;
   t->optimizer = t3 - t2;
   return l;
 }
 
-/* One rank's summary, gathered on rank 0. */
+static double median_of(double* v, long n) {
+  qsort(v, (size_t)n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The bytes of the module's parameters: what each step's buckets allreduce. */
+static size_t parameter_bytes(const dp_module* model) {
+  size_t n = 0, total = 0;
+  check(dp_module_parameter_count(model, &n), "parameter count");
+  for (size_t i = 0; i < n; ++i) {
+    dp_tensor* p = NULL;
+    size_t bytes = 0;
+    check(dp_module_parameter(model, i, NULL, &p), "parameter");
+    check(dp_tensor_nbytes(p, &bytes), "parameter bytes");
+    total += bytes;
+    dp_tensor_release(p);
+  }
+  return total;
+}
+
+/* Median seconds of one dp_process_group_allreduce of `bytes` (float32) alone, over 21
+   calls after 3: what the gradients' allreduce would cost a step if nothing hid it. */
+static double allreduce_alone(dp_context* ctx, dp_process_group* group, size_t bytes) {
+  const int64_t n = (int64_t)(bytes / sizeof(float));
+  dp_tensor* t = NULL;
+  check(dp_tensor_zeros(ctx, DP_FLOAT32, &n, 1, (dp_device){DP_DEVICE_CPU, 0}, &t), "buffer");
+  double times[21];
+  for (int i = -3; i < 21; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = now_seconds();
+    check(dp_process_group_allreduce(group, t, DP_REDUCE_AVERAGE), "allreduce");
+    if (i >= 0) times[i] = now_seconds() - t0;
+  }
+  dp_tensor_release(t);
+  return median_of(times, 21);
+}
+
+/* One rank's figures, gathered on rank 0 (a run of doubles for MPI_Gather). */
 typedef struct rank_summary {
-  double median_step, mean_step, forward, backward, optimizer;
+  double median_step, mean_step, forward, backward, optimizer, median_no_sync, allreduce;
 } rank_summary;
+#define SUMMARY_DOUBLES (sizeof(rank_summary) / sizeof(double))
 
 int main(int argc, char** argv) {
   int provided = 0;
@@ -248,6 +299,7 @@ int main(int argc, char** argv) {
   check(dp_ddp_create(model, group, devices, (size_t)o.devices, NULL, 0, &ddpo, &ddp), "DDP");
   size_t buckets = 0;
   check(dp_ddp_bucket_count(ddp, &buckets), "bucket count");
+  const size_t grad_bytes = parameter_bytes(model);
   dp_sgd_options so = DP_SGD_OPTIONS_INIT;
   so.lr = o.lr;
   so.momentum = 0.9;
@@ -262,54 +314,89 @@ int main(int argc, char** argv) {
     const float l = train_step(ddp, opt, x, y, &t);
     if (s == 0) first_loss = l;
   }
-  double* steps = (double*)malloc((size_t)o.steps * sizeof(double));
-  if (!steps) {
+  double* synced = (double*)malloc((size_t)o.steps * sizeof(double));
+  double* unsynced = (double*)malloc((size_t)o.steps * sizeof(double));
+  if (!synced || !unsynced) {
     fprintf(stderr, "dp-bench-ddp (rank %d): out of memory\n", g_rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  rank_summary mine = {0, 0, 0, 0, 0};
+  /* Blocks of kBlock synced steps, each followed (with the baseline) by as many under
+     no_sync, so that both see the same conditions. The optimizer steps in both. */
+  enum { kBlock = 5 };
+  rank_summary mine = {0, 0, 0, 0, 0, 0, 0};
   MPI_Barrier(MPI_COMM_WORLD);
-  const double start = now_seconds();
-  for (long s = 0; s < o.steps; ++s) {
-    last_loss = train_step(ddp, opt, x, y, &t);
-    if (o.warmup == 0 && s == 0) first_loss = last_loss;
-    steps[s] = t.forward + t.backward + t.optimizer;
-    mine.forward += t.forward;
-    mine.backward += t.backward;
-    mine.optimizer += t.optimizer;
+  for (long done = 0; done < o.steps;) {
+    const long n = o.steps - done < kBlock ? o.steps - done : kBlock;
+    for (long s = done; s < done + n; ++s) {
+      last_loss = train_step(ddp, opt, x, y, &t);
+      if (o.warmup == 0 && s == 0) first_loss = last_loss;
+      synced[s] = t.total;
+      mine.mean_step += t.total;
+      mine.forward += t.forward;
+      mine.backward += t.backward;
+      mine.optimizer += t.optimizer;
+    }
+    if (o.baseline) {
+      check(dp_ddp_set_grad_sync(ddp, 0), "no_sync");
+      for (long s = done; s < done + n; ++s) {
+        train_step(ddp, opt, x, y, &t);
+        unsynced[s] = t.total;
+      }
+      check(dp_ddp_set_grad_sync(ddp, 1), "grad sync");
+    }
+    done += n;
   }
-  const double wall = now_seconds() - start;
-  qsort(steps, (size_t)o.steps, sizeof *steps, compare_doubles);
-  mine.median_step = steps[o.steps / 2];
-  mine.mean_step = wall / (double)o.steps;
+  mine.median_step = median_of(synced, o.steps);
+  mine.mean_step /= (double)o.steps;
   mine.forward /= (double)o.steps;
   mine.backward /= (double)o.steps;
   mine.optimizer /= (double)o.steps;
-  free(steps);
+  if (o.baseline) {
+    mine.median_no_sync = median_of(unsynced, o.steps);
+    mine.allreduce = allreduce_alone(ctx, group, grad_bytes);
+  }
+  free(synced);
+  free(unsynced);
 
   rank_summary* all = g_rank == 0 ? (rank_summary*)malloc((size_t)size * sizeof *all) : NULL;
   if (g_rank == 0 && !all) MPI_Abort(MPI_COMM_WORLD, 1);
-  MPI_Gather(&mine, 5, MPI_DOUBLE, all, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Gather(&mine, (int)SUMMARY_DOUBLES, MPI_DOUBLE, all, (int)SUMMARY_DOUBLES, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
   if (g_rank == 0) {
     char device_name[128] = "";
     check(dp_device_name(ctx, devices[0], device_name, sizeof device_name, NULL), "device name");
     printf(
         "dp-bench-ddp: %s, %d ranks x %ld CPU device(s) (%s), batch %ld per rank, %zu "
-        "gradient bucket(s), %ld timed steps after %ld warm-up\n",
-        o.model, size, o.devices, device_name, o.batch, buckets, o.steps, o.warmup);
-    printf("%4s %10s %10s %10s %10s %10s %11s\n", "rank", "median ms", "mean ms", "fwd+loss",
+        "gradient bucket(s) of %.2f MiB in all, %ld timed steps after %ld warm-up\n",
+        o.model, size, o.devices, device_name, o.batch, buckets, (double)grad_bytes / (1 << 20),
+        o.steps, o.warmup);
+    printf("%4s %10s %10s %10s %10s %10s %11s", "rank", "median ms", "mean ms", "fwd+loss",
            "backward", "optimizer", "samples/s");
-    double slowest = 0;
+    if (o.baseline) printf(" %12s %12s", "no_sync ms", "allreduce ms");
+    printf("\n");
+    double slowest = 0, cost = 0, alone = 0;
     for (int r = 0; r < size; ++r) {
       const rank_summary* a = &all[r];
-      printf("%4d %10.2f %10.2f %10.2f %10.2f %10.2f %11.0f\n", r, a->median_step * 1e3,
+      printf("%4d %10.2f %10.2f %10.2f %10.2f %10.2f %11.0f", r, a->median_step * 1e3,
              a->mean_step * 1e3, a->forward * 1e3, a->backward * 1e3, a->optimizer * 1e3,
              (double)o.batch / a->mean_step);
+      if (o.baseline) printf(" %12.2f %12.3f", a->median_no_sync * 1e3, a->allreduce * 1e3);
+      printf("\n");
       if (a->mean_step > slowest) slowest = a->mean_step;
+      cost += (a->median_step - a->median_no_sync) / size;
+      alone += a->allreduce / size;
     }
     printf("job: %.0f samples/s (%d x %ld samples per %.2f ms step); loss %.4f -> %.4f\n",
            (double)size * (double)o.batch / slowest, size, o.batch, slowest * 1e3, first_loss,
            last_loss);
+    if (o.baseline) {
+      printf(
+          "gradient sync costs %.3f ms per step (median step with it - without it, no_sync;"
+          " mean over the ranks) against %.3f ms for the allreduce of the %.2f MiB alone:"
+          " %.0f%% of it hidden\n",
+          cost * 1e3, alone * 1e3, (double)grad_bytes / (1 << 20),
+          alone > 0 ? 100 * (1 - cost / alone) : 0.0);
+    }
     free(all);
   }
 
