@@ -2,6 +2,7 @@
    MPI_Allreduce, in the same run.
 
      mpirun -np 2 dp-bench-allreduce [--min-bytes B] [--max-bytes B] [--reps R]
+         [--same-buffer]
 
    For float32 buffers of min-bytes .. max-bytes (default 1 KiB .. 256 MiB, powers of 4),
    every rank times two sides, in interleaved rounds (the order swaps every round, after a
@@ -18,6 +19,10 @@
    is what the library adds to a call: handing the job to that thread and waking the
    caller when it is done, and the call's own bookkeeping. The line after the table gives
    that cost per call (the difference of the times at the smallest size).
+
+   --same-buffer: the plain side works on the tensor's memory instead of its own buffer,
+   so that the two differ in nothing but the call (the buffers' placement in memory moves
+   the largest sizes by a few per cent either way).
 
    The program initialises MPI itself (MPI_THREAD_MULTIPLE) and makes the group over
    MPI_COMM_WORLD with dp_process_group_from_mpi_comm, so both sides share one process. */
@@ -68,7 +73,7 @@ static void usage_error(const char* text, const char* value) {
     fprintf(stderr,
             "dp-bench-allreduce: %s%s\n"
             "usage: mpirun -np N dp-bench-allreduce [--min-bytes B] [--max-bytes B] "
-            "[--reps R]\n"
+            "[--reps R] [--same-buffer]\n"
             "  B: bytes, a multiple of 4 up to 1 GiB; the sizes go from min to max in steps of"
             " x4 (default 1024 .. 268435456)\n  R: 3..%d rounds (default 9)\n",
             text, value, MAX_REPS);
@@ -151,8 +156,12 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   long long min_bytes = 1024, max_bytes = 256LL << 20;
-  int reps = 9;
+  int reps = 9, same_buffer = 0;
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--same-buffer") == 0) {
+      same_buffer = 1;
+      continue;
+    }
     if (i + 1 >= argc) usage_error("missing value after ", argv[i]);
     if (strcmp(argv[i], "--min-bytes") == 0) {
       min_bytes = parse_bytes("--min-bytes", argv[++i]);
@@ -191,7 +200,8 @@ int main(int argc, char** argv) {
            size, lib, reps);
     printf(
         "group: dp_process_group_allreduce of a CPU tensor; plain: MPI_Allreduce(MPI_IN_PLACE)"
-        " on MPI_COMM_WORLD\n");
+        " on MPI_COMM_WORLD, %s\n",
+        same_buffer ? "on the tensor's memory" : "on a buffer of its own");
     printf("algbw = bytes / time; busbw = algbw * 2(n-1)/n = algbw * %.2f; GB/s = 1e9 B/s\n",
            bus_factor);
     printf("%9s %8s | %10s %8s %8s | %10s %8s %8s | %11s\n", "size", "calls", "group us", "algbw",
@@ -217,7 +227,9 @@ int main(int argc, char** argv) {
     void* data = NULL;
     check(dp_tensor_data(group_side.tensor, &data), "tensor data");
     group_side.buf = (float*)data;
-    side plain_side = {NULL, NULL, (float*)calloc((size_t)count, sizeof(float)), count};
+    side plain_side = {NULL, NULL,
+                       same_buffer ? group_side.buf : (float*)calloc((size_t)count, sizeof(float)),
+                       count};
     if (!plain_side.buf) {
       fprintf(stderr, "dp-bench-allreduce (rank %d): out of memory for %lld bytes\n", g_rank,
               bytes);
@@ -257,7 +269,7 @@ int main(int argc, char** argv) {
       worst_bytes = bytes;
     }
     dp_tensor_release(group_side.tensor);
-    free(plain_side.buf);
+    if (!same_buffer) free(plain_side.buf);
   }
   if (g_rank == 0) {
     char label[32];
