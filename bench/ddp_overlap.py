@@ -32,6 +32,7 @@ communication thread takes a core from backward (dp-bench-ddp's no_sync baseline
 what the sync costs a step, that included).
 """
 import argparse
+import bisect
 import json
 import sys
 
@@ -55,6 +56,7 @@ def union_overlap(begin, end, intervals):
 
 
 def merged(intervals):
+    """The union of [lo, hi] intervals, as sorted disjoint [lo, hi] lists."""
     out = []
     for lo, hi in sorted(intervals):
         if out and lo <= out[-1][1]:
@@ -79,14 +81,18 @@ def steps_of(path):
     others = sorted((e for e in spans
                      if e["tid"] not in comm and e["name"] != "autograd backward"),
                     key=lambda e: e["ts"])
+    allreduce_starts = [e["ts"] for e in allreduces]
+    other_starts = [e["ts"] for e in others]
     steps = []
     for bwd in backwards:
         lo, hi = bwd["ts"], bwd["ts"] + bwd["dur"]
-        mine = [e for e in allreduces if lo <= e["ts"] <= hi]
+        mine = allreduces[bisect.bisect_left(allreduce_starts, lo):
+                          bisect.bisect_right(allreduce_starts, hi)]
         work = []
-        for e in others:
+        for e in others[bisect.bisect_left(other_starts, lo):
+                        bisect.bisect_right(other_starts, hi)]:
             begin, end = e["ts"], e["ts"] + e["dur"]
-            if begin < lo or end > hi:
+            if end > hi:
                 continue
             if e["name"] == "AccumulateGrad":
                 end = min([end] + [a["ts"] for a in mine if begin <= a["ts"] < end])
