@@ -18,6 +18,7 @@ class AccumulateGrad final : public Node {
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   const char* name() const override { return "AccumulateGrad"; }
+  bool runs_first() const override { return true; }
   const Tensor& leaf() const { return leaf_; }
 
  private:

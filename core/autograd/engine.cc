@@ -82,7 +82,11 @@ struct CurrentTask {
 void enqueue(const std::shared_ptr<GraphTask>& task, const std::shared_ptr<Node>& node) {
   const Device dev = node->device();
   const DeviceKey key = key_of(dev);
-  task->ready[key].push_back(node);
+  if (node->runs_first()) {
+    task->ready[key].push_front(node);
+  } else {
+    task->ready[key].push_back(node);
+  }
   ++task->outstanding;
   if (key == task->caller_key) {
     task->signal_caller();

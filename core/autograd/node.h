@@ -36,6 +36,11 @@ class Node : public std::enable_shared_from_this<Node> {
   virtual const char* name() const = 0;
   // Frees what the node saved for backward; later apply calls raise kState.
   virtual void release_saved() {}
+  // Whether the engine runs this node before the other ready nodes of its device, as
+  // PyTorch's ready queue does with AccumulateGrad: a leaf's gradient is complete as soon
+  // as it is ready, and hooks on it (DistributedDataParallel's bucket allreduces) should
+  // start while the rest of backward goes on, not after the next layer's backward.
+  virtual bool runs_first() const { return false; }
 
   Device device() const { return device_; }
   uint32_t num_outputs() const { return num_outputs_; }
