@@ -77,7 +77,6 @@ void Reducer::prepare(bool sync, int64_t step) {
   reset_buckets();
   armed_ = sync;
   step_ = step;
-  if (sync) bind_gradients();
 }
 
 Tensor Reducer::slice_of(size_t param) const {
@@ -93,22 +92,6 @@ bool Reducer::is_bucket_view(size_t param, const Tensor& grad) const {
          grad.data() == slice_of(param).data();
 }
 
-void Reducer::bind_gradients() {
-  for (size_t k = 0; k < params_.size(); ++k) {
-    const Tensor& p = params_[k];
-    if (!p.device().is_cpu()) continue;  // the buckets are host memory
-    const Tensor grad = p.grad();
-    if (is_bucket_view(k, grad)) continue;
-    Tensor slice = slice_of(k);
-    if (grad.defined()) {
-      copy_bytes(slice, grad);  // what accumulated before (under no_sync)
-    } else {
-      std::memset(slice.data(), 0, slice.nbytes());
-    }
-    params_[k].set_grad(slice);
-  }
-}
-
 void Reducer::reset_buckets() {
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
@@ -121,14 +104,20 @@ void Reducer::reset_buckets() {
 }
 
 void Reducer::copy_in(size_t param, bool zero_if_missing) {
-  const Tensor grad = params_[param].grad();
+  Tensor& p = params_[param];
+  const Tensor grad = p.grad();
   if (is_bucket_view(param, grad)) return;  // accumulated in place
   Tensor slice = slice_of(param);
   if (grad.defined()) {
     copy_bytes(slice, grad);
   } else if (zero_if_missing) {
     std::memset(slice.data(), 0, slice.nbytes());
+  } else {
+    return;
   }
+  // From now on the gradient is the bucket's slice: the average lands in it, and later
+  // backwards (without zero_grad) accumulate in place.
+  if (p.device().is_cpu()) p.set_grad(slice);
 }
 
 void Reducer::on_grad_ready(size_t param) {

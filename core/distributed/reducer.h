@@ -4,10 +4,10 @@
 // Parameters go into buckets in reverse order (the order backward tends to produce
 // their gradients); a bucket closes once it holds first_bucket_bytes (the first, small so
 // that communication starts early) or bucket_bytes (the others), and holds one dtype.
-// Buckets are host buffers. Before a synchronised backward, the gradient of every
-// parameter on a CPU device becomes a view of its place in the bucket (PyTorch's
-// gradient_as_bucket_view), so backward accumulates into the bucket and nothing is copied
-// in or out; a hook on each parameter copies the others' (GPU) gradients in. When a
+// Buckets are host buffers. A hook on each parameter copies its gradient into its place
+// in the bucket once backward has accumulated it; on a CPU device the gradient then
+// becomes a view of that place (PyTorch's gradient_as_bucket_view), so the average needs
+// no copy back, and later backwards without zero_grad accumulate in place. When a
 // bucket's last gradient is in, its allreduce is queued on the process group's
 // communication thread, while backward goes on. Buckets are queued in index order on every
 // rank (a ready bucket waits for the ones before it), so the ranks' collectives match.
@@ -67,9 +67,6 @@ class Reducer {
   // param's place in its bucket, shaped as the parameter.
   Tensor slice_of(size_t param) const;
   bool is_bucket_view(size_t param, const Tensor& grad) const;
-  // Before a synchronised backward: every CPU parameter's gradient becomes its slice of
-  // the bucket (holding what accumulated, or zeros), so backward accumulates in place.
-  void bind_gradients();
   void on_grad_ready(size_t param);
   void copy_in(size_t param, bool zero_if_missing);
   void launch_ready();  // holds mu_
