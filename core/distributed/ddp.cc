@@ -103,25 +103,22 @@ void DistributedDataParallel::check_models_agree() {
   const int n = group_->size();
   std::vector<uint64_t> hashes(static_cast<size_t>(n));
   const uint64_t hash = fnv1a(text);
-  group_->wait(
-      *group_->submit("model check", -1, "the model check at creation",
-                      [&](Transport& tr) { tr.allgather(&hash, hashes.data(), sizeof hash); }));
+  group_->run("model check", -1, "the model check at creation",
+              [&](Transport& tr) { tr.allgather(&hash, hashes.data(), sizeof hash); });
   if (std::all_of(hashes.begin(), hashes.end(), [&](uint64_t h) { return h == hashes[0]; })) {
     return;
   }
   // They differ: every rank gathers every description, so that all name the same thing.
   std::vector<int64_t> lengths(static_cast<size_t>(n));
   const int64_t length = static_cast<int64_t>(text.size());
-  group_->wait(*group_->submit(
-      "model check", -1, "the model check at creation",
-      [&](Transport& tr) { tr.allgather(&length, lengths.data(), sizeof length); }));
+  group_->run("model check", -1, "the model check at creation",
+              [&](Transport& tr) { tr.allgather(&length, lengths.data(), sizeof length); });
   const size_t width = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
   std::string padded = text;
   padded.resize(width, '\0');
   std::string all(width * static_cast<size_t>(n), '\0');
-  group_->wait(
-      *group_->submit("model check", -1, "the model check at creation",
-                      [&](Transport& tr) { tr.allgather(padded.data(), all.data(), width); }));
+  group_->run("model check", -1, "the model check at creation",
+              [&](Transport& tr) { tr.allgather(padded.data(), all.data(), width); });
   const std::vector<std::string> first =
       split_lines(all.substr(0, static_cast<size_t>(lengths[0])));
   for (int r = 1; r < n; ++r) {
@@ -178,9 +175,8 @@ void DistributedDataParallel::join() {
   const int n = group_->size();
   std::vector<int64_t> trained(static_cast<size_t>(n));
   const int64_t mine = trained_steps_;
-  group_->wait(*group_->submit("join", -1, "the final model sync of join()", [&](Transport& tr) {
-    tr.allgather(&mine, trained.data(), sizeof mine);
-  }));
+  group_->run("join", -1, "the final model sync of join()",
+              [&](Transport& tr) { tr.allgather(&mine, trained.data(), sizeof mine); });
   int source = 0;
   for (int r = 1; r < n; ++r) {
     if (trained[static_cast<size_t>(r)] >= trained[static_cast<size_t>(source)]) source = r;

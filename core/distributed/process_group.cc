@@ -271,14 +271,25 @@ void ProcessGroup::stop() {
 
 void ProcessGroup::loop() {
   trace::name_thread("comm");
+  // Idle, it also watches a collective the caller runs itself (run): a check a second,
+  // or more often for a short timeout.
+  const auto poll = std::chrono::duration<double>(std::min(1.0, timeout_seconds_ / 4));
   for (;;) {
     Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      // No wake-up when the caller starts one (it would cost what running it on the
+      // caller saves): the check runs on a timer.
+      while (!stopping_ && (queue_.empty() || busy_)) {
+        cv_.wait_for(lock, poll);
+        if (!inline_what_.empty() && std::chrono::steady_clock::now() > inline_deadline_) {
+          timed_out(inline_what_);
+        }
+      }
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
     std::exception_ptr error;
     try {
@@ -289,12 +300,51 @@ void ProcessGroup::loop() {
     }
     job.run = nullptr;  // drop what the job holds before waiters go on
     {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+    }
+    {
       std::lock_guard<std::mutex> lock(job.work->mu_);
       job.work->done_ = true;
       job.work->error_ = error;
     }
     job.work->cv_.notify_all();
   }
+}
+
+void ProcessGroup::run(const char* name, int64_t arg, const std::string& what,
+                       const std::function<void(Transport&)>& job) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!queue_.empty() || busy_) {
+      // Behind what is queued, to keep the issue order.
+      lock.unlock();
+      std::shared_ptr<Work> work = submit(name, arg, what, job);
+      wait(*work);
+      return;
+    }
+    busy_ = true;  // the communication thread starts nothing meanwhile
+    inline_what_ = what;
+    inline_deadline_ = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(timeout_seconds_));
+  }
+  std::exception_ptr error;
+  try {
+    trace::Span span(name, arg);
+    job(*transport_);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  bool queued;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+    inline_what_.clear();
+    queued = !queue_.empty();
+  }
+  if (queued) cv_.notify_all();  // jobs queued meanwhile may start
+  if (error) rethrow_as_backend(error, what);
 }
 
 std::shared_ptr<Work> ProcessGroup::submit(const char* name, int64_t arg, std::string what,
@@ -311,28 +361,33 @@ std::shared_ptr<Work> ProcessGroup::submit(const char* name, int64_t arg, std::s
 void ProcessGroup::wait(Work& work) {
   std::unique_lock<std::mutex> lock(work.mu_);
   const auto limit = std::chrono::duration<double>(timeout_seconds_);
-  if (!work.cv_.wait_for(lock, limit, [&] { return work.done_; })) {
-    char who[64] = "a rank (before it knew its number)";
-    if (size_ > 0) std::snprintf(who, sizeof who, "rank %d of %d", rank_, size_);
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "dataparallel: %s waited %.0f s for %s (the process group's timeout; "
-                  "DP_DISTRIBUTED_TIMEOUT): another rank died or stopped taking part; "
-                  "aborting the job",
-                  who, timeout_seconds_, work.what().c_str());
-    std::fprintf(stderr, "%s\n", text);
-    std::fflush(stderr);
-    ctx_->log(kLogError, text);
-    transport_->abort(1);
-  }
-  if (work.error_) {
-    try {
-      std::rethrow_exception(work.error_);
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      DP_THROW(kBackend, work.what() << ": " << e.what());
-    }
+  if (!work.cv_.wait_for(lock, limit, [&] { return work.done_; })) timed_out(work.what());
+  if (work.error_) rethrow_as_backend(work.error_, work.what());
+}
+
+void ProcessGroup::timed_out(const std::string& what) {
+  char who[64] = "a rank (before it knew its number)";
+  if (size_ > 0) std::snprintf(who, sizeof who, "rank %d of %d", rank_, size_);
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "dataparallel: %s waited %.0f s for %s (the process group's timeout; "
+                "DP_DISTRIBUTED_TIMEOUT): another rank died or stopped taking part; "
+                "aborting the job",
+                who, timeout_seconds_, what.c_str());
+  std::fprintf(stderr, "%s\n", text);
+  std::fflush(stderr);
+  ctx_->log(kLogError, text);
+  transport_->abort(1);
+  std::_Exit(1);  // abort() does not return; a transport that did would still end here
+}
+
+void ProcessGroup::rethrow_as_backend(const std::exception_ptr& error, const std::string& what) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    DP_THROW(kBackend, what << ": " << e.what());
   }
 }
 
@@ -356,13 +411,11 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
   }
   Tensor host = host_view(t);
   const int n = size_;
-  auto work =
-      submit("allreduce", -1, "allreduce of " + std::to_string(t.numel()) + " elements",
-             [host, op, n](Transport& tr) {
-               tr.allreduce(host.data(), static_cast<size_t>(host.numel()), host.dtype(), op);
-               if (op == ReduceOp::kAverage) divide_in_place(host, n);
-             });
-  wait(*work);
+  run("allreduce", -1, "allreduce of " + std::to_string(t.numel()) + " elements",
+      [&host, op, n](Transport& tr) {
+        tr.allreduce(host.data(), static_cast<size_t>(host.numel()), host.dtype(), op);
+        if (op == ReduceOp::kAverage) divide_in_place(host, n);
+      });
   if (!host.same(t)) copy_bytes(t, host);
   t.bump_version();
 }
@@ -381,10 +434,8 @@ void ProcessGroup::broadcast(const Tensor& t, int root) {
     return;
   }
   Tensor host = host_view(t);
-  auto work =
-      submit("broadcast", root, "broadcast from rank " + std::to_string(root),
-             [host, root](Transport& tr) { tr.broadcast(host.data(), host.nbytes(), root); });
-  wait(*work);
+  run("broadcast", root, "broadcast from rank " + std::to_string(root),
+      [&host, root](Transport& tr) { tr.broadcast(host.data(), host.nbytes(), root); });
   if (!host.same(t)) copy_bytes(t, host);
   t.bump_version();
 }
@@ -408,10 +459,8 @@ Tensor ProcessGroup::allgather(const Tensor& t) {
   Tensor host = host_view(t);
   const Device cpu{DeviceType::kCpu, t.device().is_cpu() ? t.device().index : 0};
   Tensor out = Tensor::empty(ctx_, shape, t.dtype(), cpu);
-  auto work =
-      submit("allgather", -1, "allgather of " + std::to_string(t.numel()) + " elements",
-             [host, out](Transport& tr) { tr.allgather(host.data(), out.data(), host.nbytes()); });
-  wait(*work);
+  run("allgather", -1, "allgather of " + std::to_string(t.numel()) + " elements",
+      [&host, &out](Transport& tr) { tr.allgather(host.data(), out.data(), host.nbytes()); });
   return out.device() == t.device() ? out : copy_to_device(out, t.device());
 }
 
@@ -564,8 +613,7 @@ void ProcessGroup::run_on_comm(const char* name, int64_t arg, std::string what,
 }
 
 void ProcessGroup::barrier() {
-  auto work = submit("barrier", -1, "barrier", [](Transport& tr) { tr.barrier(); });
-  wait(*work);
+  run("barrier", -1, "barrier", [](Transport& tr) { tr.barrier(); });
 }
 
 }  // namespace dp

@@ -3,9 +3,11 @@
 // a Transport (distributed/transport.h) from the MPI plugin, loaded on the first group.
 //
 // Open MPI makes no progress on a collective unless a thread is inside MPI, so
-// non-blocking MPI calls would not overlap with computation. Every collective therefore
-// runs on the group's communication thread, in the order it was issued, while the
-// caller goes on (as PyTorch's MPI backend does): submit() returns a Work to wait on.
+// non-blocking MPI calls would not overlap with computation. A collective that should
+// overlap (DDP's gradient buckets) therefore runs on the group's communication thread,
+// while the caller goes on (as PyTorch's MPI backend does): submit() returns a Work to
+// wait on. A blocking one runs on the caller's thread when the communication thread is
+// idle (run()); either way in the order issued.
 //
 // A wait that lasts past the group's timeout ends the whole job (Transport::abort) after
 // logging which collective and what step it waited on: a rank that died or went another
@@ -23,6 +25,7 @@
 // every rank (one device per rank, the usual layout, always is).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -84,6 +87,12 @@ class ProcessGroup {
   double timeout_seconds() const { return timeout_seconds_; }
   const std::shared_ptr<Context>& context() const { return ctx_; }
 
+  // Runs a blocking collective: on this thread when the communication thread is idle
+  // (a hand-off, two thread wake-ups, costs 6 us here, more than a small collective
+  // itself), watched by that thread for the timeout; else queued behind what is queued,
+  // to keep the issue order. Rethrows the job's error as wait() does.
+  void run(const char* name, int64_t arg, const std::string& what,
+           const std::function<void(Transport&)>& job);
   // Queues job on the communication thread. `name` (static text) and `arg` label its
   // trace span; `what` names it in errors ("allreduce of bucket 2 in step 17").
   std::shared_ptr<Work> submit(const char* name, int64_t arg, std::string what,
@@ -105,6 +114,9 @@ class ProcessGroup {
                double timeout_seconds);
   void loop();
   void stop();  // runs what is queued, then ends the thread
+  [[noreturn]] void timed_out(const std::string& what);
+  [[noreturn]] static void rethrow_as_backend(const std::exception_ptr& error,
+                                              const std::string& what);
 
   // How the collectives of one CUDA device run (decided at its first collective).
   struct CudaRoute {
@@ -135,6 +147,9 @@ class ProcessGroup {
     std::function<void(Transport&)> run;
   };
   std::deque<Job> queue_;
+  bool busy_ = false;        // a collective is running, on the communication thread or the caller's
+  std::string inline_what_;  // the one the caller runs itself (run), "" when none
+  std::chrono::steady_clock::time_point inline_deadline_;
   bool stopping_ = false;
   std::thread thread_;
 

@@ -1005,8 +1005,9 @@ DP_EXPORT dp_result dp_data_parallel_apply(dp_module* module, dp_tensor* const* 
  * A process group: the ranks of a job started by mpirun, mpiexec or srun, and the
  * collectives between them (torch.distributed's process group). The collectives run on
  * MPI through the plugin libdataparallel_mpi.so, loaded on the first group (beside this
- * library, or DP_MPI_PLUGIN): a program that creates no group never loads MPI. Each runs
- * on the group's communication thread, in the order issued; the calls below wait for it.
+ * library, or DP_MPI_PLUGIN): a program that creates no group never loads MPI. They run
+ * in the order issued; the calls below return when theirs is done (DDP's gradient
+ * buckets run on the group's communication thread while backward goes on).
  * A wait that lasts past the group's timeout prints which collective it waited for and
  * aborts the whole job (MPI_Abort), so a dead rank stops the others instead of hanging
  * them. Collectives on CUDA tensors run on NCCL (a communicator per CUDA device, made at

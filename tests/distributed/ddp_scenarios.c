@@ -3,6 +3,8 @@
      mismatch  rank 1's model differs from rank 0's: every rank must fail at creation
                with the same message, naming the first difference
      kill      rank 1 kills itself (SIGKILL) between forward and backward of step 3
+     kill-barrier  rank 1 kills itself before a barrier, which rank 0 runs on its own
+               thread (no communication thread in between): the timeout must still end it
      late      rank 1 (by Open MPI's OMPI_COMM_WORLD_RANK) comes 60 s late to the group:
                rank 0's start must end the job after the timeout
      trace     a few training steps of a wider MLP whose first bucket holds the last
@@ -43,7 +45,7 @@ static void train(dp_context* ctx, dp_ddp* ddp, dp_module* model, int steps, int
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s mismatch|kill|late|trace\n", argv[0]);
+    fprintf(stderr, "usage: %s mismatch|kill|kill-barrier|late|trace\n", argv[0]);
     return 2;
   }
   const char* mode = argv[1];
@@ -66,6 +68,9 @@ int main(int argc, char** argv) {
   if (r != DP_OK) {
     fprintf(stderr, "rank %d: %s: %s\n", rank, dp_result_string(r), dp_last_error());
     code = 1;
+  } else if (strcmp(mode, "kill-barrier") == 0) {
+    if (rank == 1) raise(SIGKILL);
+    MUST(dp_process_group_barrier(group));
   } else if (strcmp(mode, "kill") == 0) {
     train(ctx, ddp, model, 6, 16, rank, 3);
   } else if (strcmp(mode, "trace") == 0) {

@@ -62,6 +62,16 @@ def test_the_wait_past_the_timeout_names_the_collective_and_the_step():
     assert seconds < 30, f"{seconds:.1f} s"
 
 
+def test_the_timeout_ends_a_collective_the_caller_runs_itself():
+    if not is_open_mpi():
+        pytest.skip("needs Open MPI's --mca orte_abort_on_non_zero_status")
+    code, out, seconds = run_job("kill-barrier", ranks=2, timeout_s=3,
+                                 env={"OMPI_MCA_orte_abort_on_non_zero_status": "0"})
+    assert code != 0, out
+    assert "rank 0 of 2 waited 3 s for barrier" in out, out
+    assert seconds < 30, f"{seconds:.1f} s"
+
+
 def test_a_rank_that_never_comes_ends_the_job_at_the_groups_start():
     if not is_open_mpi():
         pytest.skip("rank 1 is made late through Open MPI's OMPI_COMM_WORLD_RANK")
