@@ -90,7 +90,8 @@ if(DP_MPI_ENABLED)
                      $<TARGET_FILE:test_cuda_process_group>)
     set_tests_properties(${prefix}_${_name} PROPERTIES
       LABELS "${labels}" TIMEOUT 120 RUN_SERIAL TRUE SKIP_RETURN_CODE 77
-      ENVIRONMENT "${_env};${extra_env}DP_DISTRIBUTED_TIMEOUT=60;DP_SPIN_US=0")
+      ENVIRONMENT "${_env};${extra_env}DP_DISTRIBUTED_TIMEOUT=60;DP_SPIN_US=0"
+      ENVIRONMENT_MODIFICATION "${DP_MPI_SANITIZER_ENV}")
   endfunction()
   function(dp_add_cuda_process_group_tests)
     foreach(_case

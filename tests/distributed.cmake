@@ -12,16 +12,6 @@ target_include_directories(test_distributed_ddp PRIVATE ${CMOCKA_INCLUDE_DIR})
 target_link_libraries(test_distributed_ddp PRIVATE dataparallel ${CMOCKA_LIBRARIES} m dp_warnings)
 add_dependencies(test_distributed_ddp dataparallel_mpi)
 
-# In the sanitizer build, Open MPI's once-per-process allocations are suppressed by
-# library name (scripts/lsan-mpi.supp), which the leak report knows only when it unwinds
-# the allocations' stacks in full.
-set(DP_MPI_SANITIZER_ENV "")
-if(CMAKE_CXX_FLAGS MATCHES "sanitize=address")
-  set(DP_MPI_SANITIZER_ENV
-      "ASAN_OPTIONS=string_append::fast_unwind_on_malloc=0"
-      "LSAN_OPTIONS=set:suppressions=${PROJECT_SOURCE_DIR}/scripts/lsan-mpi.supp")
-endif()
-
 # Ranks x CPU devices per rank.
 foreach(_ranks 2 3)
   foreach(_devices 1 2)

@@ -56,7 +56,7 @@ def environment(mpi_plugin, cpu_devices):
         # when it unwinds the allocations' stacks in full.
         supp = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "lsan-mpi.supp")
         env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=0"
-        env["LSAN_OPTIONS"] = "suppressions=" + os.path.abspath(supp)
+        env["LSAN_OPTIONS"] = "suppressions=" + os.path.abspath(supp) + ":print_suppressions=0"
     return env
 
 
