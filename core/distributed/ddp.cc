@@ -43,12 +43,6 @@ std::vector<std::string> split_lines(const std::string& s) {
   return lines;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 // The first difference between rank 0's entries and rank r's, in words.
 std::string first_difference(const std::vector<std::string>& a, const std::vector<std::string>& b,
                              int r) {
@@ -89,7 +83,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
   local_ = std::make_unique<DataParallel>(std::move(module), std::move(device_ids), output_device,
                                           dim, options.local);
   check_models_agree();
-  broadcast_state(true);
+  broadcast_state(true, 0);
   std::vector<Tensor> params;
   for (const Tensor& p : local_->module()->parameters()) {
     if (p.requires_grad()) params.push_back(p);
@@ -132,12 +126,12 @@ void DistributedDataParallel::check_models_agree() {
   DP_THROW(kInternal, "DistributedDataParallel: the model descriptions hash apart but are equal");
 }
 
-void DistributedDataParallel::broadcast_state(bool parameters) {
+void DistributedDataParallel::broadcast_state(bool parameters, int root) {
   const Module& m = *local_->module();
   if (parameters) {
-    for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, 0);
+    for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, root);
   }
-  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, 0);
+  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, root);
 }
 
 std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync) {
@@ -154,7 +148,7 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
   ++trained_steps_;
   const bool sync = GradMode::enabled() && grad_sync_;
   if (uneven_inputs_) count_active(true, sync);
-  if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(false);
+  if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(false, 0);
   reducer_->prepare(sync, steps_);
   return local_->forward(inputs, broadcast);
 }
@@ -166,7 +160,7 @@ void DistributedDataParallel::join() {
     const auto [active, syncing] = count_active(false, false);
     if (active == 0) break;
     ++steps_;
-    if (options_.broadcast_buffers) broadcast_state(false);
+    if (options_.broadcast_buffers) broadcast_state(false, 0);
     if (syncing > 0) reducer_->shadow_step(steps_);
   }
   // Every rank has joined. The ranks that ran out early skipped the optimizer steps of
@@ -181,9 +175,7 @@ void DistributedDataParallel::join() {
   for (int r = 1; r < n; ++r) {
     if (trained[static_cast<size_t>(r)] >= trained[static_cast<size_t>(source)]) source = r;
   }
-  const Module& m = *local_->module();
-  for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, source);
-  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, source);
+  broadcast_state(true, source);
 }
 
 }  // namespace dp

@@ -63,7 +63,8 @@ class DistributedDataParallel {
 
  private:
   void check_models_agree();
-  void broadcast_state(bool parameters);
+  // Rank root's buffers (and parameters) to every rank.
+  void broadcast_state(bool parameters, int root);
   // Uneven inputs: [ranks still training, of which syncing gradients this step].
   std::pair<int64_t, int64_t> count_active(bool active, bool sync);
 

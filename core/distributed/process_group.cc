@@ -128,9 +128,7 @@ uint64_t machine_hash() {
     std::string b;
     if (boot >> b) id += "/" + b;
   }
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return fnv1a(id);
 }
 
 // What each rank tells the others at a CUDA device's first collective.
@@ -200,13 +198,10 @@ void divide_in_place(const Tensor& t, int n) {
   }
 }
 
-std::string mpi_plugin_status() {
-  return mpi_plugin().status;
-}
-
-bool Work::done() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return done_;
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
 }
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(std::shared_ptr<Context> ctx, int64_t comm_f,

@@ -56,7 +56,6 @@ class Work {
  public:
   explicit Work(std::string what) : what_(std::move(what)) {}
   const std::string& what() const { return what_; }
-  bool done() const;
 
  private:
   friend class ProcessGroup;
@@ -161,7 +160,8 @@ class ProcessGroup {
 // t /= n elementwise, for a host tensor of float32 or float64 (an average after a sum).
 void divide_in_place(const Tensor& t, int n);
 
-// The MPI plugin's status without creating a group: "" when it loads, else why not.
-std::string mpi_plugin_status();
+// The 64-bit FNV-1a hash of s: what ranks compare to tell whether their descriptions (of
+// a model, of a machine) agree without sending them whole.
+uint64_t fnv1a(const std::string& s);
 
 }  // namespace dp

@@ -95,7 +95,6 @@ bool Reducer::is_bucket_view(size_t param, const Tensor& grad) const {
 void Reducer::reset_buckets() {
   for (Bucket& b : buckets_) {
     b.pending = b.params.size();
-    b.launched = false;
     b.work.reset();
   }
   ready_.assign(params_.size(), false);
@@ -144,7 +143,6 @@ void Reducer::launch_ready() {
 
 void Reducer::launch(size_t b) {
   Bucket& bucket = buckets_[b];
-  bucket.launched = true;
   const Tensor flat = bucket.flat;
   const int n = group_->size();
   bucket.work = group_->submit(

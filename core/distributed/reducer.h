@@ -51,8 +51,6 @@ class Reducer {
   void shadow_step(int64_t step);
 
   size_t bucket_count() const { return buckets_.size(); }
-  // Parameter indices (into params) of bucket b, in the order they are packed.
-  const std::vector<size_t>& bucket_params(size_t b) const { return buckets_[b].params; }
 
  private:
   struct Bucket {
@@ -60,7 +58,6 @@ class Reducer {
     std::vector<int64_t> offsets;  // element offset of each parameter in flat
     Tensor flat;                   // host buffer, one dtype
     size_t pending = 0;            // gradients still to come in this backward
-    bool launched = false;
     std::shared_ptr<Work> work;
   };
 
