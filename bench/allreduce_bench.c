@@ -36,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
+
 #define MAX_REPS 101
 
 static int g_rank;
@@ -50,22 +52,6 @@ static void check_mpi(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
   fprintf(stderr, "dp-bench-allreduce (rank %d): %s failed (MPI error %d)\n", g_rank, what, code);
   MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double* v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void usage_error(const char* text, const char* value) {
@@ -103,7 +89,7 @@ typedef struct side {
 /* Seconds per call of `iters` allreduces, the slowest rank's (the same on every rank). */
 static double time_block(const side* s, int iters) {
   check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-  const double t0 = now_seconds();
+  const double t0 = bench_now_seconds();
   for (int i = 0; i < iters; ++i) {
     if (s->group) {
       check(dp_process_group_allreduce(s->group, s->tensor, DP_REDUCE_SUM), "group allreduce");
@@ -112,7 +98,7 @@ static double time_block(const side* s, int iters) {
                 "MPI_Allreduce");
     }
   }
-  const double mine = (now_seconds() - t0) / iters;
+  const double mine = (bench_now_seconds() - t0) / iters;
   double slowest = 0;
   check_mpi(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
             "MPI_Allreduce (timing)");
@@ -250,7 +236,7 @@ int main(int argc, char** argv) {
         group_s[r] = time_block(&group_side, (int)iters);
       }
     }
-    const double g = median(group_s, reps), p = median(plain_s, reps);
+    const double g = bench_median(group_s, reps), p = bench_median(plain_s, reps);
     if (g_rank == 0) {
       char label[32];
       human_bytes(bytes, label, sizeof label);

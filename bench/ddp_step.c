@@ -46,6 +46,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_timing.h"
+
 #include "models.h"
 
 #define MAX_DEVICES 64
@@ -57,17 +59,6 @@ static void check(dp_result r, const char* what) {
   if (r == DP_OK) return;
   fprintf(stderr, "dp-bench-ddp (rank %d): %s: %s\n", g_rank, what, dp_last_error());
   MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
 }
 
 typedef struct options {
@@ -206,29 +197,24 @@ typedef struct step_time {
 static float train_step(dp_ddp* ddp, dp_optimizer* opt, dp_tensor* x, dp_tensor* y, step_time* t) {
   dp_tensor *logits = NULL, *loss = NULL;
   size_t n_out = 0;
-  const double t0 = now_seconds();
+  const double t0 = bench_now_seconds();
   check(dp_ddp_forward(ddp, &x, NULL, 1, &logits, 1, &n_out), "forward");
   check(dp_op_cross_entropy(logits, y, &loss), "loss");
-  const double t1 = now_seconds();
+  const double t1 = bench_now_seconds();
   check(dp_backward(loss, NULL, 0), "backward");
-  const double t2 = now_seconds();
+  const double t2 = bench_now_seconds();
   check(dp_optimizer_step(opt), "optimizer step");
   check(dp_optimizer_zero_grad(opt), "zero_grad");
-  const double t3 = now_seconds();
+  const double t3 = bench_now_seconds();
   float l = 0;
   check(dp_tensor_to_host(loss, &l, sizeof l), "loss value");
   dp_tensor_release(logits);
   dp_tensor_release(loss);
-  t->total = now_seconds() - t0;
+  t->total = bench_now_seconds() - t0;
   t->forward = t1 - t0;
   t->backward = t2 - t1;
   t->optimizer = t3 - t2;
   return l;
-}
-
-static double median_of(double* v, long n) {
-  qsort(v, (size_t)n, sizeof *v, compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* The bytes of the module's parameters: what each step's buckets allreduce. */
@@ -255,12 +241,12 @@ static double allreduce_alone(dp_context* ctx, dp_process_group* group, size_t b
   double times[21];
   for (int i = -3; i < 21; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = now_seconds();
+    const double t0 = bench_now_seconds();
     check(dp_process_group_allreduce(group, t, DP_REDUCE_AVERAGE), "allreduce");
-    if (i >= 0) times[i] = now_seconds() - t0;
+    if (i >= 0) times[i] = bench_now_seconds() - t0;
   }
   dp_tensor_release(t);
-  return median_of(times, 21);
+  return bench_median(times, 21);
 }
 
 /* One rank's figures, gathered on rank 0 (a run of doubles for MPI_Gather). */
@@ -347,13 +333,13 @@ int main(int argc, char** argv) {
     }
     done += n;
   }
-  mine.median_step = median_of(synced, o.steps);
+  mine.median_step = bench_median(synced, o.steps);
   mine.mean_step /= (double)o.steps;
   mine.forward /= (double)o.steps;
   mine.backward /= (double)o.steps;
   mine.optimizer /= (double)o.steps;
   if (o.baseline) {
-    mine.median_no_sync = median_of(unsynced, o.steps);
+    mine.median_no_sync = bench_median(unsynced, o.steps);
     mine.allreduce = allreduce_alone(ctx, group, grad_bytes);
   }
   free(synced);
