@@ -1,4 +1,5 @@
 // Gradients, backward and grad mode.
+#include "autograd/autocast_mode.h"
 #include "autograd/engine.h"
 #include "autograd/grad_mode.h"
 #include "capi/handles.h"
@@ -52,6 +53,21 @@ int dp_set_grad_enabled(int enabled) {
   const int previous = dp::GradMode::enabled() ? 1 : 0;
   dp::GradMode::set(enabled != 0);
   return previous;
+}
+
+dp_result dp_set_autocast(dp_dtype dtype, dp_dtype* previous) {
+  return guard([&] {
+    DP_CHECK(dtype == DP_FLOAT32 || dtype == DP_BFLOAT16, kInvalidArgument,
+             "dtype = " << static_cast<int>(dtype)
+                        << " is not an autocast dtype (DP_BFLOAT16 = 3 turns autocast on, "
+                           "DP_FLOAT32 = 0 turns it off)");
+    if (previous) *previous = to_c(dp::AutocastMode::dtype());
+    dp::AutocastMode::set(to_core(dtype, "dtype"));
+  });
+}
+
+dp_dtype dp_autocast_dtype(void) {
+  return to_c(dp::AutocastMode::dtype());
 }
 
 dp_result dp_set_error(dp_result code, const char* message) {

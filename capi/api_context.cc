@@ -96,6 +96,16 @@ dp_result dp_device_memory(const dp_context* ctx, dp_device device, uint64_t* fr
   });
 }
 
+dp_result dp_device_bf16_native(const dp_context* ctx, dp_device device, int* out) {
+  return guard([&] {
+    const auto& c = unwrap(ctx, "ctx");
+    int* o = out_ptr(out, "out");
+    const dp::Device d = to_core(device);
+    c->check_device(d, "device");
+    *o = c->backend(d.type).bf16_native(d.index) ? 1 : 0;
+  });
+}
+
 dp_result dp_device_synchronize(dp_context* ctx, dp_device device) {
   return guard([&] {
     const auto& c = unwrap(ctx, "ctx");

@@ -71,6 +71,8 @@ size_t dp_dtype_size(dp_dtype dtype) {
       return 8;
     case DP_INT64:
       return 8;
+    case DP_BFLOAT16:
+      return 2;
     default:
       return 0;
   }

@@ -238,9 +238,10 @@ dp_device to_c(dp::Device d) {
 }
 
 dp::DType to_core(dp_dtype t, const char* arg) {
-  DP_CHECK(t == DP_FLOAT32 || t == DP_FLOAT64 || t == DP_INT64, kInvalidArgument,
-           arg << " = " << static_cast<int>(t)
-               << " is not a dtype (DP_FLOAT32 = 0, DP_FLOAT64 = 1, DP_INT64 = 2)");
+  DP_CHECK(
+      t == DP_FLOAT32 || t == DP_FLOAT64 || t == DP_INT64 || t == DP_BFLOAT16, kInvalidArgument,
+      arg << " = " << static_cast<int>(t)
+          << " is not a dtype (DP_FLOAT32 = 0, DP_FLOAT64 = 1, DP_INT64 = 2, DP_BFLOAT16 = 3)");
   return static_cast<dp::DType>(t);
 }
 

@@ -34,6 +34,8 @@ ncclDataType_t nccl_type(DType dtype) {
       return ncclFloat64;
     case DType::kInt64:
       return ncclInt64;
+    case DType::kBFloat16:
+      return ncclBfloat16;
     case DType::kUInt8:
       return ncclUint8;
   }

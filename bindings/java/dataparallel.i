@@ -315,6 +315,7 @@ DP_JAVA_VALUE_OUT(uint64_t, out, jlong)
 DP_JAVA_VALUE_OUT(uint64_t, calls, jlong)
 DP_JAVA_VALUE_OUT(double, out, jdouble)
 DP_JAVA_VALUE_OUT(dp_dtype, out, jint)
+DP_JAVA_VALUE_OUT(dp_dtype, previous, jint) /* dp_set_autocast */
 %typemap(in, numinputs=0) int* out (int value = 0) { $1 = &value; }
 %typemap(argout) int* out { jresult = value$argnum ? JNI_TRUE : JNI_FALSE; }
 %typemap(in, numinputs=0) void** out (void* value = NULL) { $1 = &value; }

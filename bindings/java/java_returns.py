@@ -27,6 +27,7 @@ SINGLE = {
     ("uint64_t*", "calls"): ("DP_JAVA_RETURN_VALUE", "jlong, long"),
     ("double*", "out"): ("DP_JAVA_RETURN_VALUE", "jdouble, double"),
     ("dp_dtype*", "out"): ("DP_JAVA_RETURN_VALUE", "jint, int"),
+    ("dp_dtype*", "previous"): ("DP_JAVA_RETURN_VALUE", "jint, int"),
     ("void**", "out"): ("DP_JAVA_RETURN_VALUE", "jlong, long"),
     ("const char**", "out"): ("DP_JAVA_RETURN_VALUE", "jstring, String"),
     ("char**", "out"): ("DP_JAVA_RETURN_VALUE", "jstring, String"),

@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "autograd/autocast_mode.h"
 #include "autograd/function.h"
 #include "autograd/grad_arith.h"
 #include "autograd/grad_mode.h"
@@ -140,6 +141,7 @@ void accumulate(Context& ctx, Device device, Tensor& sum, Tensor g) {
 // Runs the ready nodes of one device until its queue is empty.
 void drain(const std::shared_ptr<GraphTask>& task, Device device) {
   GradModeGuard no_grad(false);
+  AutocastGuard no_autocast(DType::kFloat32);  // backward ops run in their forward's dtypes
   CurrentTask current(task.get());
   const DeviceKey key = key_of(device);
   for (;;) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "device/bf16_staging.h"
 #include "device/cpu/cpu_backend.h"
 #include "device/trace.h"
 #include "error.h"
@@ -71,7 +72,7 @@ std::shared_ptr<Context> Context::create(const ContextOptions& options) {
   ContextOptions opts = options;
   if (opts.cpu_devices == 0) opts.cpu_devices = default_cpu_devices();
   std::shared_ptr<Context> ctx(new Context(opts));
-  ctx->cpu_ = std::make_shared<CpuBackend>(opts.cpu_devices);
+  ctx->cpu_ = std::make_shared<Bf16Staging>(std::make_shared<CpuBackend>(opts.cpu_devices));
   if (opts.load_cuda) ctx->load_cuda();
   ctx->start_workers();
   return ctx;
@@ -111,13 +112,13 @@ void Context::load_cuda() {
     log(kLogInfo, cuda_status_ + "; using CPU devices only");
     return;  // keep the plugin loaded: the runtime may not like being unloaded
   }
-  cuda_.reset(backend);
+  cuda_ = std::make_shared<Bf16Staging>(std::shared_ptr<Backend>(backend));
 }
 
 void Context::start_workers() {
   for (int i = 0; i < cpu_->device_count(); ++i) {
     Backend* b = cpu_.get();
-    auto* cpu = static_cast<CpuBackend*>(b);
+    auto* cpu = static_cast<CpuBackend*>(&static_cast<Bf16Staging*>(b)->inner());
     // CPU work may run on an idle device's caller thread (see Worker::run).
     cpu_workers_.push_back(std::make_unique<Worker>(
         "cpu:" + std::to_string(i), [b, i] { b->worker_started(i); },

@@ -10,6 +10,9 @@
 // - Failures are reported by calling host().raise(code, message), which throws the core's
 //   error type through the backend's frames: keep backend code exception-safe (RAII).
 // - float32 is the fast path. float64 exists for reference checks in tests.
+// - bfloat16: every backend fills, casts (to and from every dtype) and copies it. Other
+//   kernels get bfloat16 views only where runs_bf16 says so; for the rest the core runs
+//   the float32 kernel on widened copies and rounds the results (device/bf16_staging.h).
 #pragma once
 
 #include <cstddef>
@@ -77,6 +80,15 @@ struct AdamParams {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0;
   bool decoupled = false;  // AdamW: decay the parameter, not the gradient
   int64_t step = 1;        // 1 for the first update (bias correction)
+};
+
+// The kernels a backend may run on bfloat16 views itself (Backend::runs_bf16).
+enum class Bf16Kernel : int {
+  kMatmul,
+  kConv2d,
+  kConv2dBackwardData,
+  kConv2dBackwardWeights,
+  kConvReluPool,  // conv_relu_pool_state_bytes, conv_relu_pool and its backward
 };
 
 // The reductions of ProcessComm::allreduce.
@@ -280,6 +292,20 @@ class Backend {
     throw std::logic_error("process_comm is not supported by this backend");
   }
 
+  // --- bfloat16 (any thread) ---
+  // Whether `kernel` takes bfloat16 views on device `dev` (computing with float32
+  // accumulation, rounding its outputs once); false: the core stages it through float32.
+  virtual bool runs_bf16(Bf16Kernel kernel, int dev) const {
+    (void)kernel, (void)dev;
+    return false;
+  }
+  // Whether the hardware of `dev` computes bfloat16 products natively (CPU: AVX512-BF16
+  // or AMX; CUDA: tensor cores of compute capability 8.0 and up), for dp_device_bf16_native.
+  virtual bool bf16_native(int dev) const {
+    (void)dev;
+    return false;
+  }
+
   // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).
   virtual void properties(int dev, uint64_t* total_memory, int* multiprocessors) const {
     uint64_t free_bytes = 0;
@@ -294,6 +320,6 @@ class Backend {
 using CudaPluginEntryFn = Backend* (*)(const BackendHost* host, int abi_version, bool allow_tf32,
                                        const char** why);
 constexpr const char* kCudaPluginEntry = "dp_cuda_plugin_entry";
-constexpr int kBackendAbiVersion = 3;
+constexpr int kBackendAbiVersion = 4;
 
 }  // namespace dp

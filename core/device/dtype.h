@@ -11,7 +11,8 @@ enum class DType : int {
   kFloat32 = 0,
   kFloat64 = 1,
   kInt64 = 2,
-  kUInt8 = 3,  // internal: backend workspaces (max-pool indices); not in the C ABI
+  kBFloat16 = 3,  // 16-bit brain float: float32's exponent, 8 bits of mantissa (device/bfloat16.h)
+  kUInt8 = 8,     // internal: backend workspaces (max-pool indices); not in the C ABI
 };
 
 inline size_t dtype_size(DType t) {
@@ -22,6 +23,8 @@ inline size_t dtype_size(DType t) {
       return 8;
     case DType::kInt64:
       return 8;
+    case DType::kBFloat16:
+      return 2;
     case DType::kUInt8:
       return 1;
   }
@@ -36,6 +39,8 @@ inline const char* dtype_name(DType t) {
       return "float64";
     case DType::kInt64:
       return "int64";
+    case DType::kBFloat16:
+      return "bfloat16";
     case DType::kUInt8:
       return "uint8";
   }
@@ -43,7 +48,7 @@ inline const char* dtype_name(DType t) {
 }
 
 inline bool is_floating(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64;
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kBFloat16;
 }
 
 }  // namespace dp

@@ -21,6 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "device/dtype.h"
+
 namespace dp {
 
 // Per-thread flags that follow work onto workers.
@@ -29,6 +31,8 @@ struct ThreadState {
   // Inside a replica of a DataParallel over several devices, or work one asked for
   // (parallel_apply refuses to nest another such DataParallel there).
   bool in_replica = false;
+  // Autocast's dtype (ops/autocast.h): kBFloat16 when on, kFloat32 when off.
+  DType autocast = DType::kFloat32;
   static ThreadState& current() {
     thread_local ThreadState state;
     return state;

@@ -26,6 +26,8 @@ DLDataType to_dl(DType t) {
       return {kDLFloat, 64, 1};
     case DType::kInt64:
       return {kDLInt, 64, 1};
+    case DType::kBFloat16:
+      return {kDLBfloat, 16, 1};
     case DType::kUInt8:
       return {kDLUInt, 8, 1};
   }
@@ -38,9 +40,11 @@ DType from_dl(DLDataType t) {
   if (t.code == kDLFloat && t.bits == 32) return DType::kFloat32;
   if (t.code == kDLFloat && t.bits == 64) return DType::kFloat64;
   if (t.code == kDLInt && t.bits == 64) return DType::kInt64;
+  if (t.code == kDLBfloat && t.bits == 16) return DType::kBFloat16;
   DP_THROW(kDtypeMismatch, "DLPack dtype (code " << static_cast<int>(t.code) << ", "
                                                  << static_cast<int>(t.bits)
-                                                 << " bits) is not float32, float64 or int64");
+                                                 << " bits) is not float32, float64, int64 or "
+                                                    "bfloat16");
 }
 
 }  // namespace

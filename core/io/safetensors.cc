@@ -47,6 +47,8 @@ const char* st_dtype(DType t) {
       return "F64";
     case DType::kInt64:
       return "I64";
+    case DType::kBFloat16:
+      return "BF16";
     case DType::kUInt8:
       return "U8";
   }
@@ -60,6 +62,8 @@ bool parse_dtype(const std::string& s, DType* out) {
     *out = DType::kFloat64;
   else if (s == "I64")
     *out = DType::kInt64;
+  else if (s == "BF16")
+    *out = DType::kBFloat16;
   else
     return false;
   return true;

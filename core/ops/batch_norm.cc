@@ -1,4 +1,5 @@
 // Batch normalisation over [N, C] or [N, C, H, W], as torch.nn.functional.batch_norm.
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -46,9 +47,10 @@ Tensor per_channel(const Tensor& t, int ndim) {
 
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& weight, const Tensor& bias,
+Tensor batch_norm(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
                   const Tensor& running_mean, const Tensor& running_var, bool training,
                   double momentum, double eps) {
+  const Tensor x = autocast::fp32(x_in);
   check_float(x, "batch_norm", "x");
   DP_CHECK(x.ndim() == 2 || x.ndim() == 4, kShapeMismatch,
            "batch_norm: x must be [N, C] or [N, C, H, W], got " << shape_str(x.shape()));

@@ -1,4 +1,5 @@
 // 2-D convolution (dilation 1, one group), as torch.nn.functional.conv2d.
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -149,8 +150,10 @@ Shape conv2d_output_shape(const Tensor& x, const Tensor& weight, const Tensor& b
   return out;
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride_h, int stride_w,
-              int pad_h, int pad_w, bool relu) {
+Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, int stride_h,
+              int stride_w, int pad_h, int pad_w, bool relu) {
+  const Tensor x = autocast::lower(x_in), weight = autocast::lower(weight_in);
+  const Tensor bias = autocast::lower(bias_in);
   const Conv2dParams p{stride_h, stride_w, pad_h, pad_w, relu};
   const Shape y_shape = conv2d_output_shape(x, weight, bias, p);
   return on_device(x, [&] {
@@ -171,8 +174,10 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int str
   });
 }
 
-Tensor conv2d_relu_pool2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+Tensor conv2d_relu_pool2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
                           Conv2dParams cp, const Pool2dParams& pp) {
+  const Tensor x = autocast::lower(x_in), weight = autocast::lower(weight_in);
+  const Tensor bias = autocast::lower(bias_in);
   cp.relu = true;
   const Shape y_shape = conv2d_output_shape(x, weight, bias, cp);
   const char* pool_name = pp.kind == PoolKind::kMax ? "max_pool2d" : "avg_pool2d";

@@ -1,4 +1,5 @@
 // Elementwise arithmetic with broadcasting, scalar affine maps, and activations.
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -76,9 +77,11 @@ class BinaryBackward final : public Node {
   SavedTensor a_, b_;
 };
 
-Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+Tensor binary(BinaryOp op, const Tensor& a_in, const Tensor& b_in) {
   const char* name = binary_name(op);
-  check_defined(a, name, "a");
+  check_defined(a_in, name, "a");
+  Tensor a = a_in, b = b_in;
+  autocast::promote(a, b);
   check_same(a, b, name, "a", "b");
   Shape out_shape;
   try {

@@ -1,5 +1,6 @@
 // Losses: cross entropy (log_softmax + negative log-likelihood, mean over the batch) and
 // mean squared error.
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -43,7 +44,8 @@ void check_targets(const Tensor& input, const Tensor& target, const char* op, co
 
 }  // namespace
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target) {
+  const Tensor log_probs = autocast::fp32(log_probs_in);
   check_targets(log_probs, target, "nll_loss", "log_probs");
   return on_device(log_probs, [&] {
     Tensor out = empty_like(log_probs, {});
@@ -56,12 +58,14 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target) {
   });
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target) {
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target) {
+  const Tensor logits = autocast::fp32(logits_in);
   check_targets(logits, target, "cross_entropy", "logits");
   return on_device(logits, [&] { return nll_loss(log_softmax(logits, 1), target); });
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target) {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in) {
+  const Tensor input = autocast::fp32(input_in), target = autocast::fp32(target_in);
   check_float(input, "mse_loss", "input");
   check_same(input, target, "mse_loss", "input", "target");
   DP_CHECK(input.shape() == target.shape(), kShapeMismatch,

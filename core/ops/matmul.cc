@@ -1,4 +1,5 @@
 // Matrix products: matmul and the Linear layer's fused x @ W^T + b (+ ReLU).
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -102,7 +103,8 @@ class LinearBackward final : public Node {
 
 }  // namespace
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  const Tensor a = autocast::lower(a_in), b = autocast::lower(b_in);
   check_float(a, "matmul", "a");
   check_same(a, b, "matmul", "a", "b");
   DP_CHECK((a.ndim() == 2 || a.ndim() == 3) && (b.ndim() == 2 || b.ndim() == 3), kShapeMismatch,
@@ -141,7 +143,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias, bool relu) {
+Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, bool relu) {
+  const Tensor x = autocast::lower(x_in), weight = autocast::lower(weight_in);
+  const Tensor bias = autocast::lower(bias_in);
   check_float(x, "linear", "x");
   check_same(x, weight, "linear", "x", "weight");
   check_ndim(weight, 2, "linear", "weight");

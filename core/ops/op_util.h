@@ -29,8 +29,9 @@ inline void check_defined(const Tensor& t, const char* op, const char* arg) {
 
 inline void check_float(const Tensor& t, const char* op, const char* arg) {
   check_defined(t, op, arg);
-  DP_CHECK(is_floating(t.dtype()), kDtypeMismatch,
-           op << ": " << arg << " must be float32 or float64, got " << dtype_name(t.dtype()));
+  DP_CHECK(
+      is_floating(t.dtype()), kDtypeMismatch,
+      op << ": " << arg << " must be float32, float64 or bfloat16, got " << dtype_name(t.dtype()));
 }
 
 inline void check_dtype(const Tensor& t, DType want, const char* op, const char* arg) {

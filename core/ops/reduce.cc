@@ -1,6 +1,7 @@
 // Sums, means and argmax.
 #include <cmath>
 
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -84,22 +85,24 @@ Tensor reduce_dim(const Tensor& x, int64_t dim, bool keepdim, bool mean, const c
 
 }  // namespace
 
-Tensor sum(const Tensor& x) {
-  check_defined(x, "sum", "x");
+Tensor sum(const Tensor& x_in) {
+  check_defined(x_in, "sum", "x");
+  const Tensor x = autocast::fp32(x_in);
   return reduce(x, all_ones(x.ndim()), {}, false, "sum");
 }
 
 Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
-  return reduce_dim(x, dim, keepdim, false, "sum");
+  return reduce_dim(autocast::fp32(x), dim, keepdim, false, "sum");
 }
 
-Tensor mean(const Tensor& x) {
-  check_defined(x, "mean", "x");
+Tensor mean(const Tensor& x_in) {
+  check_defined(x_in, "mean", "x");
+  const Tensor x = autocast::fp32(x_in);
   return reduce(x, all_ones(x.ndim()), {}, true, "mean");
 }
 
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
-  return reduce_dim(x, dim, keepdim, true, "mean");
+  return reduce_dim(autocast::fp32(x), dim, keepdim, true, "mean");
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {

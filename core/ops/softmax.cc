@@ -1,4 +1,5 @@
 // softmax and log_softmax along one dimension.
+#include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
 
@@ -45,10 +46,10 @@ Tensor softmax_impl(const Tensor& x, int64_t dim, bool log) {
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
-  return softmax_impl(x, dim, false);
+  return softmax_impl(autocast::fp32(x), dim, false);
 }
 Tensor log_softmax(const Tensor& x, int64_t dim) {
-  return softmax_impl(x, dim, true);
+  return softmax_impl(autocast::fp32(x), dim, true);
 }
 
 }  // namespace dp::ops

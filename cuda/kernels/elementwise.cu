@@ -3,6 +3,7 @@
 // CPU backend evaluates too (core/device/element_math.h), in the same precision.
 #include <cmath>
 
+#include "device/bfloat16.h"
 #include "device/convert.h"
 #include "kernels/launch.cuh"
 
@@ -40,6 +41,9 @@ cudaError_t cast_to(cudaStream_t s, const KView& x, To* out) {
       break;
     case DType::kInt64:
       cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<int64_t>(), out, n);
+      break;
+    case DType::kBFloat16:
+      cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<BFloat16>(), out, n);
       break;
     case DType::kUInt8:
       cast_kernel<<<grid_for(n), kThreads, 0, s>>>(x.as<uint8_t>(), out, n);
@@ -200,6 +204,8 @@ cudaError_t fill(cudaStream_t s, const KView& out, double value) {
       return launch_fill(s, out.data, n, value);
     case DType::kInt64:
       return launch_fill(s, out.data, n, static_cast<int64_t>(value));
+    case DType::kBFloat16:
+      return launch_fill(s, out.data, n, BFloat16(static_cast<float>(value)));
     case DType::kUInt8:  // as the CPU backend's memset
       return launch_fill(s, out.data, n, static_cast<uint8_t>(static_cast<int>(value)));
   }
@@ -214,6 +220,8 @@ cudaError_t cast(cudaStream_t s, const KView& x, const KView& out) {
       return cast_to(s, x, out.as<double>());
     case DType::kInt64:
       return cast_to(s, x, out.as<int64_t>());
+    case DType::kBFloat16:
+      return cast_to(s, x, out.as<BFloat16>());
     case DType::kUInt8:
       return cast_to(s, x, out.as<uint8_t>());
   }

@@ -68,7 +68,7 @@ extern "C" {
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define DP_VERSION_NUMBER (DP_VERSION_MAJOR * 10000 + DP_VERSION_MINOR * 100 + DP_VERSION_PATCH)
 /** The newest dp_api table version this header describes (see dp_get_api). */
-#define DP_API_VERSION 2
+#define DP_API_VERSION 3
 
 /** The library's version number at run time (same encoding as DP_VERSION_NUMBER). */
 DP_EXPORT uint32_t dp_version_number(void);
@@ -242,6 +242,14 @@ DP_EXPORT dp_result dp_device_name(const dp_context* ctx, dp_device device, char
 DP_EXPORT dp_result dp_device_memory(const dp_context* ctx, dp_device device, uint64_t* free_bytes,
                                      uint64_t* total_bytes);
 
+/**
+ * Whether `device` computes bfloat16 products in hardware: 1 for a CPU with AVX512-BF16
+ * or AMX (as oneDNN detects it) and a GPU of compute capability 8.0 or later, else 0. On
+ * 0, bfloat16 matmul and convolution still work: they widen to float32, compute there and
+ * round the result, so autocast saves memory and transfer bytes but not time.
+ */
+DP_EXPORT dp_result dp_device_bf16_native(const dp_context* ctx, dp_device device, int* out);
+
 /** Waits until every queued operation on `device` has finished. */
 DP_EXPORT dp_result dp_device_synchronize(dp_context* ctx, dp_device device);
 
@@ -255,6 +263,11 @@ typedef enum dp_dtype {
   DP_FLOAT32 = 0,
   DP_FLOAT64 = 1,
   DP_INT64 = 2,
+  /** bfloat16: 2 bytes, float32's upper half (sign, 8 exponent bits, 7 mantissa bits).
+      Conversions from other dtypes round to nearest, ties to even; NaN stays NaN. Every
+      op that takes float32 takes it; most compute in float32 and round their result
+      once (see dp_set_autocast for mixed precision). */
+  DP_BFLOAT16 = 3,
   DP_ENUM_RANGE(DP_DTYPE)
 } dp_dtype;
 
@@ -430,6 +443,23 @@ DP_EXPORT int dp_is_grad_enabled(void);
 /** Switches graph recording for the calling thread; returns the previous setting. The
     setting follows the thread's calls onto device workers (replicas see it too). */
 DP_EXPORT int dp_set_grad_enabled(int enabled);
+
+/**
+ * Mixed precision for the calling thread, PyTorch's autocast. With DP_BFLOAT16, the ops of
+ * the lower-precision list (linear, matmul, conv2d and the conv + ReLU + pool block) cast
+ * their float32 inputs to bfloat16 (differentiably: gradients flow back to float32
+ * parameters in float32) and return bfloat16; the ops of the float32 list (softmax,
+ * log_softmax, cross_entropy, nll_loss, mse_loss, sum, mean, batch_norm) cast bfloat16
+ * inputs to float32 and return float32; add, sub, mul and div of a bfloat16 and a float32
+ * tensor promote to float32; every other op runs in its input's dtype. float64 inputs are
+ * never cast. DP_FLOAT32 turns it off (the default). docs/autocast.md lists the ops beside
+ * PyTorch's. Like grad mode, the setting follows the thread's calls onto device workers,
+ * so DataParallel replicas run under it. previous (may be NULL) receives the setting
+ * before the call. Errors: DP_ERR_INVALID_ARGUMENT for any other dtype.
+ */
+DP_EXPORT dp_result dp_set_autocast(dp_dtype dtype, dp_dtype* previous);
+/** The calling thread's autocast dtype: DP_BFLOAT16 when on, DP_FLOAT32 when off. */
+DP_EXPORT dp_dtype dp_autocast_dtype(void);
 
 /**
  * Sets the calling thread's last-error message and returns `code`: lets a callback
@@ -1350,6 +1380,10 @@ typedef struct dp_api {
   dp_result (*ddp_set_uneven_inputs)(dp_ddp*, int);
   dp_result (*ddp_join)(dp_ddp*);
   void (*ddp_release)(dp_ddp*);
+  /* version 3 */
+  dp_result (*device_bf16_native)(const dp_context*, dp_device, int*);
+  dp_result (*set_autocast)(dp_dtype, dp_dtype*);
+  dp_dtype (*autocast_dtype)(void);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

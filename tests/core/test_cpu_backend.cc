@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "context/context.h"
+#include "device/bf16_staging.h"
 #include "device/cpu/cpu_allocator.h"
 #include "device/cpu/cpu_backend.h"
 #include "device/cpu/cpu_loops.h"
@@ -72,7 +73,8 @@ TEST(CpuBackend, PrimitivesAreCachedPerShape) {
   // A bias broadcast over rows is a oneDNN binary primitive (same-shape operands take a
   // plain loop; see SameShapeArithmeticIsExactForEveryAliasing).
   auto ctx = make_ctx(1);
-  auto& cpu_backend = static_cast<CpuBackend&>(ctx->backend(DeviceType::kCpu));
+  auto& cpu_backend =
+      static_cast<CpuBackend&>(static_cast<Bf16Staging&>(ctx->backend(DeviceType::kCpu)).inner());
   std::vector<float> a(16, 1.f), b(4, 2.f), c(16);
   auto add = [&] {
     cpu_backend.binary(0, BinaryOp::kAdd, view(a.data(), DType::kFloat32, {4, 4}),

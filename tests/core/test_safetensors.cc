@@ -474,7 +474,7 @@ TEST_F(Safetensors, ParseRejectsBadDtypes) {
     expect_format_error(bytes, "\"a\"");
   }
   const std::string data = reference_data();
-  for (const char* dtype : {"\"BF16\"", "\"U8\"", "\"BOOL\"", "\"\"", "32", "null", "[\"F32\"]"}) {
+  for (const char* dtype : {"\"F16\"", "\"U8\"", "\"BOOL\"", "\"\"", "32", "null", "[\"F32\"]"}) {
     SCOPED_TRACE(dtype);
     expect_format_error(make_file(replaced(kHeader, "\"F32\"", dtype), data), "has dtype");
   }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "device/backend.h"
+#include "device/bfloat16.h"
 #include "error.h"
 
 namespace {
@@ -249,6 +250,8 @@ class FakeCuda final : public Backend {
         return v.as<double>()[i];
       case DType::kInt64:
         return static_cast<double>(v.as<int64_t>()[i]);
+      case DType::kBFloat16:
+        return static_cast<float>(v.as<BFloat16>()[i]);
       case DType::kUInt8:
         return v.as<uint8_t>()[i];
     }
@@ -264,6 +267,9 @@ class FakeCuda final : public Backend {
         break;
       case DType::kInt64:
         v.as<int64_t>()[i] = static_cast<int64_t>(x);
+        break;
+      case DType::kBFloat16:
+        v.as<BFloat16>()[i] = BFloat16(static_cast<float>(x));
         break;
       case DType::kUInt8:
         v.as<uint8_t>()[i] = static_cast<uint8_t>(x);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "device/bfloat16.h"
 #include "device/convert.h"
 #include "device/cpu/cpu_dnnl.h"
 #include "device/cpu/cpu_loops.h"
@@ -166,6 +167,9 @@ void CpuBackend::fill(int, const KView& out, double value) {
     case DType::kInt64:
       std::fill(out.as<int64_t>(), out.as<int64_t>() + n, static_cast<int64_t>(value));
       break;
+    case DType::kBFloat16:
+      std::fill(out.as<BFloat16>(), out.as<BFloat16>() + n, BFloat16(static_cast<float>(value)));
+      break;
     case DType::kUInt8:
       std::memset(out.data, static_cast<int>(value), n);
       break;
@@ -186,6 +190,9 @@ void cast_to(const KView& x, To* out) {
     case DType::kInt64:
       for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<int64_t>()[i]);
       break;
+    case DType::kBFloat16:
+      for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<BFloat16>()[i]);
+      break;
     case DType::kUInt8:
       for (int64_t i = 0; i < n; ++i) out[i] = convert_element<To>(x.as<uint8_t>()[i]);
       break;
@@ -194,6 +201,13 @@ void cast_to(const KView& x, To* out) {
 }  // namespace
 
 void CpuBackend::cast(int, const KView& x, const KView& out) {
+  // The conversions bfloat16 staging runs (device/bf16_staging.h), in vector loops.
+  if (x.dtype == DType::kBFloat16 && out.dtype == DType::kFloat32) {
+    return cpu_loops::bf16_to_float(x.as<uint16_t>(), out.as<float>(), x.numel());
+  }
+  if (x.dtype == DType::kFloat32 && out.dtype == DType::kBFloat16) {
+    return cpu_loops::float_to_bf16(x.as<float>(), out.as<uint16_t>(), x.numel());
+  }
   switch (out.dtype) {
     case DType::kFloat32:
       cast_to(x, out.as<float>());
@@ -203,6 +217,9 @@ void CpuBackend::cast(int, const KView& x, const KView& out) {
       break;
     case DType::kInt64:
       cast_to(x, out.as<int64_t>());
+      break;
+    case DType::kBFloat16:
+      cast_to(x, out.as<BFloat16>());
       break;
     case DType::kUInt8:
       cast_to(x, out.as<uint8_t>());

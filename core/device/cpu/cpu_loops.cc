@@ -311,6 +311,25 @@ void conv_single_channel_backward_weights(const float* x, const float* gy, float
 }
 
 DP_CLONES
+void bf16_to_float(const uint16_t* __restrict in, float* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t u = static_cast<uint32_t>(in[i]) << 16;
+    std::memcpy(out + i, &u, sizeof u);
+  }
+}
+
+DP_CLONES
+void float_to_bf16(const float* __restrict in, uint16_t* __restrict out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, in + i, sizeof u);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    out[i] = static_cast<uint16_t>(nan ? ((u >> 16) | 0x0040u) : rounded);
+  }
+}
+
+DP_CLONES
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
   in_write_blocks(
       n, {w, buf}, [&](int64_t b, int64_t e) __attribute__((always_inline)) {

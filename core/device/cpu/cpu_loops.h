@@ -73,6 +73,11 @@ struct SingleChannelConv {
 void conv_single_channel_backward_weights(const float* x, const float* gy, float* gw, float* gb,
                                           const SingleChannelConv& g);
 
+// float32 <-> bfloat16 of n elements, with device/bfloat16.h's rounding (nearest, ties to
+// even; NaN stays NaN), written so that the compiler vectorises them.
+void bf16_to_float(const uint16_t* in, float* out, int64_t n);
+void float_to_bf16(const float* in, uint16_t* out, int64_t n);
+
 // In-place SGD and Adam updates with PyTorch's rules (see ref::sgd_step, ref::adam_step).
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p);
 void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamParams& p);
