@@ -196,6 +196,20 @@ Worker& Context::worker(Device device) const {
   return *workers[device.index];
 }
 
+void Context::note_autocast(Device device) {
+  const int type = device.type == DeviceType::kCpu ? 0 : 1;
+  if (autocast_noted_[type].load(std::memory_order_relaxed)) return;
+  if (backend(device.type).bf16_native(device.index)) return;
+  if (autocast_noted_[type].exchange(true)) return;
+  log(kLogWarning,
+      "autocast: " + device.str() +
+          (device.type == DeviceType::kCpu
+               ? " has no native bfloat16 (AVX512-BF16 or AMX)"
+               : " has no bfloat16 tensor cores (compute capability below 8.0)") +
+          ": bfloat16 matmul and convolution compute in float32 and round their results "
+          "(correct, but not faster than float32)");
+}
+
 void Context::log(int level, const std::string& message) const {
   if (options_.log_fn && level >= options_.log_level) {
     options_.log_fn(level, message.c_str());

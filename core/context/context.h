@@ -65,6 +65,10 @@ class Context : public std::enable_shared_from_this<Context> {
     return worker(device).run_on_thread(std::forward<F>(f));
   }
 
+  // The first time autocast casts for a device of a type without native bfloat16 (no
+  // AVX512-BF16 or AMX; a GPU before compute capability 8.0), says so once through the
+  // log callback (a warning: the run is correct but not faster).
+  void note_autocast(Device device);
   void log(int level, const std::string& message) const;
   // Runs f(TorchGenerator&) on the stream parameters are initialised from, one caller at
   // a time: seeded with the context's seed, it gives layers made in PyTorch's order the
@@ -96,6 +100,7 @@ class Context : public std::enable_shared_from_this<Context> {
   std::shared_ptr<Backend> cuda_;
   void* cuda_plugin_ = nullptr;
   std::string cuda_status_;
+  std::atomic<bool> autocast_noted_[2] = {false, false};  // per device type
   std::vector<std::unique_ptr<Worker>> cpu_workers_;
   std::vector<std::unique_ptr<Worker>> cuda_workers_;
   std::mutex init_mu_;

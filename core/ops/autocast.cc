@@ -1,12 +1,14 @@
 #include "ops/autocast.h"
 
 #include "autograd/autocast_mode.h"
+#include "context/context.h"
 #include "ops/ops.h"
 
 namespace dp::ops::autocast {
 
 Tensor lower(const Tensor& t) {
   if (!AutocastMode::enabled() || !t.defined() || t.dtype() != DType::kFloat32) return t;
+  t.context()->note_autocast(t.device());
   return to_dtype(t, AutocastMode::dtype());
 }
 

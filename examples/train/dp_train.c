@@ -13,6 +13,7 @@
      errors.c       the exit codes and the one-line failures */
 #include <dataparallel/dataparallel.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -68,6 +69,9 @@ int main(int argc, char** argv) {
   settle_options(&o);
   if (o.rank == 0) check_output_paths(&o); /* only rank 0 writes them */
   if (!ctx) ctx = create_context(&o);
+  /* Autocast is per thread and follows this thread's calls onto the device workers: set
+     once here, it covers training and evaluation. */
+  if (strcmp(o.precision, "bf16") == 0) check(dp_set_autocast(DP_BFLOAT16, NULL), "--precision");
   device_setup devices;
   choose_devices(ctx, &o, &devices);
   fashion_mnist data;

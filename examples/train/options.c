@@ -21,6 +21,9 @@ static void usage(FILE* f) {
           "  --lr X                  learning rate (default 0.1 for SGD, 0.001 for Adam)\n"
           "  --momentum X            SGD momentum (default 0.9)\n"
           "  --optimizer sgd|adam    (default sgd)\n"
+          "  --precision fp32|bf16   bf16: training and evaluation under bfloat16 autocast\n"
+          "                          (matmuls and convolutions in bfloat16, weights, losses\n"
+          "                          and the optimizer in float32; default fp32)\n"
           "  --seed N                weights and shuffling, as torch_reference.py's (default 0;\n"
           "                          as torch.manual_seed, only N's low 32 bits count)\n"
           "  --devices LIST          cpu:0,cpu:1 or cuda:0,cuda:1 or all (default all:\n"
@@ -106,7 +109,8 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_LIMIT,
     OPT_DATA,
     OPT_CHECKPOINT,
-    OPT_DISTRIBUTED
+    OPT_DISTRIBUTED,
+    OPT_PRECISION
   };
   static const struct option longopts[] = {{"model", required_argument, NULL, 'm'},
                                            {"epochs", required_argument, NULL, 'e'},
@@ -114,6 +118,7 @@ void parse_options(int argc, char** argv, options* o) {
                                            {"lr", required_argument, NULL, 'l'},
                                            {"momentum", required_argument, NULL, OPT_MOMENTUM},
                                            {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+                                           {"precision", required_argument, NULL, OPT_PRECISION},
                                            {"seed", required_argument, NULL, 's'},
                                            {"devices", required_argument, NULL, 'd'},
                                            {"output-device", required_argument, NULL, OPT_OUTPUT},
@@ -137,6 +142,7 @@ void parse_options(int argc, char** argv, options* o) {
   o->lr = -1;
   o->momentum = 0.9;
   o->optimizer = "sgd";
+  o->precision = "fp32";
   o->data = FASHION_MNIST_DEFAULT_DIR;
   o->ranks = 1;
   /* The options whose text is kept as given, to be checked later. */
@@ -199,6 +205,9 @@ void parse_options(int argc, char** argv, options* o) {
       case OPT_DISTRIBUTED:
         o->distributed = 1;
         break;
+      case OPT_PRECISION:
+        o->precision = optarg;
+        break;
       case 'h':
         usage(stdout);
         exit(0);
@@ -230,6 +239,9 @@ void parse_options(int argc, char** argv, options* o) {
   }
   if (strcmp(o->model, "mlp") != 0 && strcmp(o->model, "cnn") != 0) {
     bad_input("--model = \"%s\": expected mlp or cnn", o->model);
+  }
+  if (strcmp(o->precision, "fp32") != 0 && strcmp(o->precision, "bf16") != 0) {
+    bad_input("--precision = \"%s\": expected fp32 or bf16", o->precision);
   }
   if (strcmp(o->optimizer, "sgd") != 0 && strcmp(o->optimizer, "adam") != 0) {
     bad_input("--optimizer = \"%s\": expected sgd or adam", o->optimizer);

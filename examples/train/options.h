@@ -11,6 +11,7 @@ typedef struct options {
   double lr; /* < 0 until settle_options gives the optimizer's default */
   double momentum;
   const char* optimizer;
+  const char* precision; /* "fp32", or "bf16": the whole run under bfloat16 autocast */
   uint64_t seed;
   const char* devices; /* NULL: not given (every device; with --distributed the library's) */
   const char* output_device;

@@ -34,10 +34,40 @@ def torch_model(model):
             (-1, 1, 28, 28))
 
 
-def torch_train(model, limit, epochs, batch, lr, seed, dtype=None):
+def bf16_rounded_forward(m, x):
+    """The forward of Sequential `m` with torch.autocast's bfloat16 rounding points made
+    explicit: each Linear and Conv2d rounds its input, weight and bias to bfloat16, computes
+    in float32 and rounds its output to bfloat16; ReLU, MaxPool2d and Flatten run on the
+    bfloat16 values. Autograd then rounds each product's gradient to bfloat16 where the
+    forward rounded, and widens it again for the float32 parameters, as autocast's casts
+    do. Unlike PyTorch 1.13's own bfloat16 products on a CPU without AVX-512 (its generic
+    BLAS, which sums in bfloat16), every product sums in float32, as oneDNN's and
+    libdataparallel's do."""
+    import torch
+    f = torch.nn.functional
+
+    def r(t):  # to bfloat16 and back: rounds forward, and rounds the gradient backward
+        return t.bfloat16().float()
+
+    for layer in m:
+        if isinstance(layer, torch.nn.Linear):
+            x = f.linear(r(x), r(layer.weight), r(layer.bias)).bfloat16()
+        elif isinstance(layer, torch.nn.Conv2d):
+            x = f.conv2d(r(x), r(layer.weight), r(layer.bias), layer.stride,
+                         layer.padding).bfloat16()
+        else:
+            x = layer(x)
+    return x.float()
+
+
+def torch_train(model, limit, epochs, batch, lr, seed, dtype=None, autocast=None, chunks=1):
     """torch_reference.py's training loop (SGD, momentum 0.9) over the first `limit` training
-    samples, in `dtype` (default float32) from its float32 initial weights and inputs;
-    returns the trained module and the shape of its input."""
+    samples, in `dtype` (default float32) from its float32 initial weights and inputs.
+    autocast: None (float32), "torch" (the forward and loss under torch.autocast("cpu",
+    torch.bfloat16), as torch_reference.py --autocast bf16) or "rounded" (through
+    bf16_rounded_forward, on each of `chunks` equal pieces of the batch as DataParallel's
+    replicas run them: each replica rounds its own gradients). Returns the trained module
+    and the shape of its input."""
     import torch
     torch.manual_seed(seed)
     x = torch.from_numpy(read_idx("train-images-idx3-ubyte.gz", limit).astype(np.float32) / 255)
@@ -53,7 +83,14 @@ def torch_train(model, limit, epochs, batch, lr, seed, dtype=None):
         for start in range(0, len(x) - batch + 1, batch):
             idx = perm[start:start + batch]
             opt.zero_grad()
-            torch.nn.functional.cross_entropy(m(x[idx].view(shape)), y[idx]).backward()
+            xb = x[idx].view(shape)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "torch"):
+                if autocast == "rounded":
+                    out = torch.cat([bf16_rounded_forward(m, c) for c in xb.chunk(chunks)])
+                else:
+                    out = m(xb)
+                loss = torch.nn.functional.cross_entropy(out, y[idx])
+            loss.backward()
             opt.step()
     return m, shape
 
