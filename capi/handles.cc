@@ -297,6 +297,11 @@ dp::DataParallelOptions data_parallel_options(const dp_data_parallel_options* op
       o.buffer_sync == DP_BUFFER_SYNC_AVERAGE ? dp::BufferSync::kAverage : dp::BufferSync::kNone;
   dpo.alias_cpu = o.alias_cpu != 0;
   if (o.bucket_bytes) dpo.bucket_bytes = o.bucket_bytes;
+  DP_CHECK(o.grad_reduce_dtype == DP_FLOAT32 || o.grad_reduce_dtype == DP_BFLOAT16,
+           kInvalidArgument,
+           arg << "->grad_reduce_dtype = " << static_cast<int>(o.grad_reduce_dtype)
+               << " is neither DP_FLOAT32 (0) nor DP_BFLOAT16 (3)");
+  dpo.grad_reduce_dtype = to_core(o.grad_reduce_dtype, "grad_reduce_dtype");
   return dpo;
 }
 

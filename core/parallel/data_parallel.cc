@@ -146,6 +146,7 @@ std::vector<std::vector<Tensor>> DataParallel::run(const std::vector<Tensor>& in
     parallel::ReplicateOptions ro;
     ro.bucket_bytes = options_.bucket_bytes;
     ro.alias_cpu = options_.alias_cpu;
+    ro.grad_reduce_dtype = options_.grad_reduce_dtype;
     replicas = parallel::replicate(*module_, replica_devices, ro, stats_);
     if (cacheable) {
       cached_replicas_ = replicas;

@@ -27,6 +27,9 @@ struct DataParallelOptions {
   BufferSync buffer_sync = BufferSync::kNone;
   bool alias_cpu = true;  // CPU devices alias read-only data instead of copying it
   size_t bucket_bytes = size_t{10} << 20;
+  // kBFloat16: the replicas' float32 parameter gradients are rounded to bfloat16 to be
+  // moved and summed (half the bytes), then widened; kFloat32 (default): float32 throughout.
+  DType grad_reduce_dtype = DType::kFloat32;
 };
 
 class DataParallel {

@@ -15,10 +15,11 @@ class BroadcastBackward final : public Node {
  public:
   // Outputs are ordered device by device (devices other than the source), tensor by tensor.
   BroadcastBackward(Device source, const std::vector<Tensor>& originals, size_t copies,
-                    std::shared_ptr<PhaseStats> stats)
+                    std::shared_ptr<PhaseStats> stats, DType reduce_dtype = DType::kFloat32)
       : Node(source, static_cast<uint32_t>(originals.size() * copies)),
         tensors_(originals.size()),
         copies_(copies),
+        reduce_dtype_(reduce_dtype),
         stats_(std::move(stats)) {
     for (const Tensor& t : originals) {
       shapes_.push_back(t.shape());
@@ -32,7 +33,21 @@ class BroadcastBackward final : public Node {
     for (size_t c = 0; c < copies_; ++c) {
       per_device[c].assign(grads.begin() + c * tensors_, grads.begin() + (c + 1) * tensors_);
     }
+    const bool compress = reduce_dtype_ == DType::kBFloat16;
+    if (compress) {
+      for (auto& device_grads : per_device) {
+        for (Tensor& g : device_grads) {
+          if (g.defined() && g.dtype() == DType::kFloat32) g = ops::to_dtype(g, reduce_dtype_);
+        }
+      }
+    }
     std::vector<Tensor> sums = comm::reduce_add_coalesced(per_device, device_);
+    if (compress) {
+      for (size_t j = 0; j < sums.size(); ++j) {
+        if (sums[j].defined() && sums[j].dtype() != dtypes_[j])
+          sums[j] = ops::to_dtype(sums[j], dtypes_[j]);
+      }
+    }
     // A tensor no replica used still gets a (zero) gradient, as in PyTorch.
     for (size_t j = 0; j < sums.size(); ++j) {
       if (!sums[j].defined() && next_edges_[j].valid()) {
@@ -50,6 +65,7 @@ class BroadcastBackward final : public Node {
 
  private:
   size_t tensors_, copies_;
+  DType reduce_dtype_;
   std::vector<Shape> shapes_;
   std::vector<DType> dtypes_;
   std::shared_ptr<PhaseStats> stats_;
@@ -120,7 +136,8 @@ std::vector<Tensor> broadcast_to_own_device(const std::vector<Tensor>& tensors,
 
 std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,
                                            const std::vector<Device>& devices, size_t bucket_bytes,
-                                           bool alias_cpu, std::shared_ptr<PhaseStats> stats) {
+                                           bool alias_cpu, std::shared_ptr<PhaseStats> stats,
+                                           DType reduce_dtype) {
   auto out = comm::broadcast_coalesced(tensors, devices, bucket_bytes, alias_cpu);
   if (tensors.empty() || !needs_grad(tensors)) return out;
   const Device src = tensors[0].device();
@@ -135,7 +152,8 @@ std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,
   if (others.empty()) return out;
   std::vector<const Tensor*> inputs;
   for (const Tensor& t : tensors) inputs.push_back(&t);
-  auto node = make_node<BroadcastBackward>(inputs, src, tensors, others.size(), stats);
+  auto node =
+      make_node<BroadcastBackward>(inputs, src, tensors, others.size(), stats, reduce_dtype);
   // make_node gave one edge per tensor; the gradient of copy c of tensor j is output
   // c * n + j, and all of them flow to tensor j's edge: BroadcastBackward's outputs are
   // one per tensor (reduce_add_coalesced), matching those edges.

@@ -15,10 +15,13 @@ namespace dp::parallel {
 // gradients from every device are summed (reduce_add) onto the tensors' device. The
 // returned tensors of the source device are the inputs themselves (not recorded: their
 // gradients reach the leaves directly), so the sum over devices is delivered whole.
-// result[d][j] is tensors[j] on devices[d].
+// result[d][j] is tensors[j] on devices[d]. reduce_dtype kBFloat16: the other devices'
+// float32 gradients are rounded to bfloat16 before they move and are summed, and the sum
+// is widened back (PyTorch DDP's bf16_compress_hook); kFloat32 (the default) leaves them.
 std::vector<std::vector<Tensor>> broadcast(const std::vector<Tensor>& tensors,
                                            const std::vector<Device>& devices, size_t bucket_bytes,
-                                           bool alias_cpu, std::shared_ptr<PhaseStats> stats);
+                                           bool alias_cpu, std::shared_ptr<PhaseStats> stats,
+                                           DType reduce_dtype = DType::kFloat32);
 
 // Scatter: x split along dim into sizes[i] for devices[i]. Backward: the gradients are
 // gathered back onto x's device (zeros for chunks that got none).

@@ -61,7 +61,8 @@ std::vector<std::shared_ptr<Module>> replicate(Module& module, const std::vector
   if (devices.size() == 1) return replicas;
 
   const auto param_copies =
-      broadcast(params, devices, options.bucket_bytes, options.alias_cpu, stats);
+      broadcast(params, devices, options.bucket_bytes, options.alias_cpu, stats,
+                options.grad_reduce_dtype);
   // Buffers are state: copies, never aliases (replica 0 updates its own in place), and
   // detached, except those that require grad, whose replicas' gradients are summed back
   // into the original as a parameter's are (docs/spec.md 5, PyTorch's replicate).

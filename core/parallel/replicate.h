@@ -18,6 +18,8 @@ struct ReplicateOptions {
   // CPU replicas alias the original's parameters (read-only) instead of copying them.
   // Buffers are always copied: a replica's in-place update must not reach another device.
   bool alias_cpu = true;
+  // The dtype the replicas' parameter gradients are summed in (parallel::broadcast).
+  DType grad_reduce_dtype = DType::kFloat32;
 };
 
 // devices: checked by check_device_list (named "devices"); devices[0] must be the module's

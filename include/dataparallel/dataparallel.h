@@ -899,10 +899,17 @@ typedef struct dp_data_parallel_options {
   int alias_cpu;
   /** Broadcast bucket size in bytes; 0 means 10 MiB. */
   size_t bucket_bytes;
+  /** The dtype the replicas' float32 parameter gradients move and are summed in:
+      DP_FLOAT32 (the default, 0) or DP_BFLOAT16, which rounds each replica's gradient
+      (other than the output device's) to bfloat16, sums them in bfloat16 and widens the
+      sum, as PyTorch DDP's bf16_compress_hook: half the bytes; with n devices the sum
+      is within (n - 1) * 2^-8 times the sum of those gradients' magnitudes of the
+      float32 sum (first order; docs/autocast.md). */
+  dp_dtype grad_reduce_dtype;
 } dp_data_parallel_options;
 
 #define DP_DATA_PARALLEL_OPTIONS_INIT \
-  { sizeof(dp_data_parallel_options), NULL, 0, 0, 0, DP_BUFFER_SYNC_NONE, 1, 0 }
+  { sizeof(dp_data_parallel_options), NULL, 0, 0, 0, DP_BUFFER_SYNC_NONE, 1, 0, DP_FLOAT32 }
 
 /**
  * Wraps `module` (the wrapper takes its own reference). device_ids: n_devices devices
