@@ -15,7 +15,8 @@ from .checkpoint import checkpoint_metadata, load, load_checkpoint, save, save_c
 from .context import Context, LogLevel
 from .devices import Device, DeviceType, cpu, cuda, device
 from .distributed import DistributedDataParallel, ProcessGroup
-from .dtypes import DType, float32, float64, int64
+from .dtypes import (DType, bfloat16, bfloat16_to_float32, float32, float32_to_bfloat16, float64,
+                     int64)
 from .errors import (BackendError, CallbackError, DeviceMismatchError, DtypeMismatchError,
                      Error, FormatError, InternalError, InvalidArgumentError, IOError,
                      NotSupportedError, OutOfMemoryError, OutOfRangeError, ShapeMismatchError,

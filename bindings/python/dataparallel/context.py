@@ -81,10 +81,10 @@ class Context(Handle):
         from .tensor import tensor
         return tensor(self, data, dtype=dtype, device=device)
 
-    def from_numpy(self, array, copy=True, device=None):
+    def from_numpy(self, array, copy=True, device=None, dtype=None):
         """See Tensor.from_numpy."""
         from .tensor import Tensor
-        return Tensor.from_numpy(self, array, copy=copy, device=device)
+        return Tensor.from_numpy(self, array, copy=copy, device=device, dtype=dtype)
 
     def from_dlpack(self, obj):
         """See Tensor.from_dlpack."""
