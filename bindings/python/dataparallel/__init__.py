@@ -11,6 +11,7 @@ this package is the idiomatic layer over it.
     opt.zero_grad(); loss.backward(); opt.step()
 """
 from . import capi
+from .autocast_mode import autocast, autocast_dtype, is_autocast_enabled
 from .checkpoint import checkpoint_metadata, load, load_checkpoint, save, save_checkpoint
 from .context import Context, LogLevel
 from .devices import Device, DeviceType, cpu, cuda, device
@@ -36,9 +37,9 @@ __version__ = capi.dp_version_string()
 
 # `from dataparallel import *` leaves the builtins sum and IOError alone.
 __all__ = sorted(name for name in dir() if not name.startswith("_")
-                 and name not in ("sum", "IOError", "capi", "checkpoint", "context", "devices",
-                                  "distributed", "dtypes", "errors", "nn", "ops", "optim",
-                                  "parallel"))
+                 and name not in ("sum", "IOError", "capi", "autocast_mode", "checkpoint",
+                                  "context", "devices", "distributed", "dtypes", "errors", "nn",
+                                  "ops", "optim", "parallel"))
 
 
 def version():
