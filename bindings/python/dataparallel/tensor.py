@@ -46,7 +46,8 @@ class Tensor(Handle):
 
     # NumPy's +, -, * and / with a Tensor operand are the Tensor's own operators
     # (np.float32(2) * t is t.__rmul__, which keeps autograd); every other ufunc (np.sqrt,
-    # np.isfinite, ...) works on the Tensor's values as an array, as before.
+    # np.isfinite, ...) works on the Tensor's values as an array, as before (a bfloat16
+    # tensor's as float32: its NumPy form may be bits).
     _UFUNC_OPERATORS = {np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
                         np.multiply: ("__mul__", "__rmul__"),
                         np.true_divide: ("__truediv__", "__rtruediv__")}
@@ -56,7 +57,7 @@ class Tensor(Handle):
         if ops and method == "__call__" and not kwargs and len(inputs) == 2:
             a, b = inputs
             return getattr(a, ops[0])(b) if isinstance(a, Tensor) else getattr(b, ops[1])(a)
-        arrays = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
+        arrays = [x._values() if isinstance(x, Tensor) else x for x in inputs]
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def __init__(self, *args, **kwargs):
@@ -184,8 +185,11 @@ class Tensor(Handle):
         return bfloat16_to_float32(a) if self.dtype == bfloat16 else a
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()  # always a copy: the library may change the tensor in place
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """numpy() (a copy: the library may change the tensor in place), or its values as
+        `dtype` (a bfloat16 tensor's values, never its bits)."""
+        if dtype is None:
+            return self.numpy()
+        return self._values().astype(dtype, copy=False)
 
     def tolist(self):
         """Nested lists of Python numbers (bfloat16 values as floats, never bits)."""

@@ -108,6 +108,14 @@ def test_numpy_array_of_a_bfloat16_tensor_is_the_documented_form(ctx):
     assert dp.bfloat16_to_float32(a).tolist() == [1.0, -2.0]
 
 
+def test_numpy_conversions_and_ufuncs_see_values_in_either_form(ctx):
+    t = ctx.tensor([4.0, -2.0, np.inf], dtype=dp.bfloat16)
+    assert np.asarray(t, dtype=np.float64).tolist() == [4.0, -2.0, np.inf]
+    assert np.array(t, dtype=np.float32).tolist() == [4.0, -2.0, np.inf]
+    assert np.isfinite(t).tolist() == [True, True, False]
+    assert np.maximum(t, 0).tolist() == [4.0, 0.0, np.inf]
+
+
 def test_uint16_arrays_are_bits_only_when_bfloat16_is_asked_for(ctx):
     raw = np.array([0x3F80, 0xC020], np.uint16)
     assert ctx.tensor(raw).dtype == dp.int64  # never silently bfloat16
@@ -182,6 +190,8 @@ def test_torch_bfloat16_round_trips_through_dlpack_sharing_memory(ctx):
     assert back.data_ptr() == src.data_ptr()
     src[0, 0] = 2.0  # writes by PyTorch are seen by the library
     assert t.tolist()[0][0] == 2.0
+    imported = dp.Tensor.from_dlpack(ctx, torch_dlpack.to_dlpack(src))  # the older API
+    assert imported.dtype == dp.bfloat16 and imported.data_ptr() == src.data_ptr()
     old = torch_dlpack.from_dlpack(ctx.tensor([0.1], dtype=dp.bfloat16).__dlpack__())
     assert old.dtype == torch.bfloat16 and old.float().item() == 0.10009765625
 
