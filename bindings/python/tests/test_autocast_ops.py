@@ -137,7 +137,8 @@ def test_listed_op_runs_in_the_dtype_the_doc_names(ctx, op):
             assert BINARY[op](a16, a16).dtype == dp.bfloat16  # nothing to promote
 
 
-@pytest.mark.parametrize("op", sorted(set(UNARY) - set(ROWS)))
+# Without the doc's table nothing is known to be unlisted (the test above fails instead).
+@pytest.mark.parametrize("op", sorted(set(UNARY) - set(ROWS)) if ROWS else [])
 def test_unlisted_op_runs_in_its_inputs_dtype(ctx, op):
     with dp.autocast():
         for dtype in (dp.float32, dp.bfloat16):
