@@ -548,6 +548,7 @@ static int dp_java_memory_get(JNIEnv* jenv, jobject o, int copy_in, dp_java_memo
     size_t size;
   } kinds[] = {{"[F", "java/nio/FloatBuffer", 4}, {"[D", "java/nio/DoubleBuffer", 8},
                {"[J", "java/nio/LongBuffer", 8},  {"[I", "java/nio/IntBuffer", 4},
+               {"[S", "java/nio/ShortBuffer", 2}, /* bfloat16 bits */
                {"[B", "java/nio/ByteBuffer", 1}};
   memset(m, 0, sizeof *m);
   if (!o) return 0; /* the library names the NULL */
@@ -571,6 +572,7 @@ static int dp_java_memory_get(JNIEnv* jenv, jobject o, int copy_in, dp_java_memo
             break;
           case 'J': (*jenv)->GetLongArrayRegion(jenv, (jlongArray)o, 0, len, (jlong*)c); break;
           case 'I': (*jenv)->GetIntArrayRegion(jenv, (jintArray)o, 0, len, (jint*)c); break;
+          case 'S': (*jenv)->GetShortArrayRegion(jenv, (jshortArray)o, 0, len, (jshort*)c); break;
           default: (*jenv)->GetByteArrayRegion(jenv, (jbyteArray)o, 0, len, (jbyte*)c); break;
         }
       }
@@ -588,8 +590,8 @@ static int dp_java_memory_get(JNIEnv* jenv, jobject o, int copy_in, dp_java_memo
       return 0;
     }
   }
-  dp_java_throw_illegal(jenv, "memory must be a float[], double[], long[], int[] or byte[], or "
-                              "a direct buffer of those types");
+  dp_java_throw_illegal(jenv, "memory must be a float[], double[], long[], int[], short[] or "
+                              "byte[], or a direct buffer of those types");
   return -1;
 }
 
@@ -601,6 +603,7 @@ static void dp_java_memory_release(JNIEnv* jenv, dp_java_memory* m, int copy_out
     jclass d = (*jenv)->FindClass(jenv, "[D");
     jclass j = (*jenv)->FindClass(jenv, "[J");
     jclass i = (*jenv)->FindClass(jenv, "[I");
+    jclass s = (*jenv)->FindClass(jenv, "[S");
     if ((*jenv)->IsInstanceOf(jenv, m->array, f)) {
       (*jenv)->SetFloatArrayRegion(jenv, (jfloatArray)m->array, 0, len, (const jfloat*)m->copy);
     } else if ((*jenv)->IsInstanceOf(jenv, m->array, d)) {
@@ -609,6 +612,8 @@ static void dp_java_memory_release(JNIEnv* jenv, dp_java_memory* m, int copy_out
       (*jenv)->SetLongArrayRegion(jenv, (jlongArray)m->array, 0, len, (const jlong*)m->copy);
     } else if ((*jenv)->IsInstanceOf(jenv, m->array, i)) {
       (*jenv)->SetIntArrayRegion(jenv, (jintArray)m->array, 0, len, (const jint*)m->copy);
+    } else if ((*jenv)->IsInstanceOf(jenv, m->array, s)) {
+      (*jenv)->SetShortArrayRegion(jenv, (jshortArray)m->array, 0, len, (const jshort*)m->copy);
     } else {
       (*jenv)->SetByteArrayRegion(jenv, (jbyteArray)m->array, 0, len, (const jbyte*)m->copy);
     }
@@ -942,7 +947,7 @@ dp_result dp_java_tensor_borrow(JNIEnv* env, dp_context* ctx, dp_dtype dtype, co
     (*env)->ExceptionClear(env);
     return dp_set_error(DP_ERR_INVALID_ARGUMENT,
                         "borrow: the buffer must be a direct FloatBuffer, DoubleBuffer, "
-                        "LongBuffer, IntBuffer or ByteBuffer");
+                        "LongBuffer, IntBuffer, ShortBuffer or ByteBuffer");
   }
   if (memory.array) {
     dp_java_memory_release(env, &memory, 0);

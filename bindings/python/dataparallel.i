@@ -366,6 +366,7 @@ DP_PY_VALUE_OUT(uint64_t, calls, PyLong_FromUnsignedLongLong)
 DP_PY_VALUE_OUT(double, out, PyFloat_FromDouble)
 DP_PY_VALUE_OUT(int, out, PyBool_FromLong) /* every int* out is a flag */
 DP_PY_VALUE_OUT(dp_dtype, out, PyLong_FromLong)
+DP_PY_VALUE_OUT(dp_dtype, previous, PyLong_FromLong) /* dp_set_autocast */
 DP_PY_VALUE_OUT(void*, out, PyLong_FromVoidPtr)
 
 %typemap(in, numinputs=0) dp_device* out (dp_device value) { $1 = &value; }
@@ -929,6 +930,8 @@ void dp_py_run_pending(void) { dp_py_run_deferred(NULL); }
 %nothread dp_tensor_requires_grad;
 %nothread dp_is_grad_enabled;
 %nothread dp_set_grad_enabled;
+%nothread dp_set_autocast;
+%nothread dp_autocast_dtype;
 %nothread dp_module_type_name;
 %nothread dp_module_is_training;
 %nothread dp_optimizer_lr;

@@ -11,11 +11,13 @@ this package is the idiomatic layer over it.
     opt.zero_grad(); loss.backward(); opt.step()
 """
 from . import capi
+from .autocast_mode import autocast, autocast_dtype, is_autocast_enabled
 from .checkpoint import checkpoint_metadata, load, load_checkpoint, save, save_checkpoint
 from .context import Context, LogLevel
 from .devices import Device, DeviceType, cpu, cuda, device
 from .distributed import DistributedDataParallel, ProcessGroup
-from .dtypes import DType, float32, float64, int64
+from .dtypes import (DType, bfloat16, bfloat16_to_float32, float32, float32_to_bfloat16, float64,
+                     int64)
 from .errors import (BackendError, CallbackError, DeviceMismatchError, DtypeMismatchError,
                      Error, FormatError, InternalError, InvalidArgumentError, IOError,
                      NotSupportedError, OutOfMemoryError, OutOfRangeError, ShapeMismatchError,
@@ -35,9 +37,9 @@ __version__ = capi.dp_version_string()
 
 # `from dataparallel import *` leaves the builtins sum and IOError alone.
 __all__ = sorted(name for name in dir() if not name.startswith("_")
-                 and name not in ("sum", "IOError", "capi", "checkpoint", "context", "devices",
-                                  "distributed", "dtypes", "errors", "nn", "ops", "optim",
-                                  "parallel"))
+                 and name not in ("sum", "IOError", "capi", "autocast_mode", "checkpoint",
+                                  "context", "devices", "distributed", "dtypes", "errors", "nn",
+                                  "ops", "optim", "parallel"))
 
 
 def version():

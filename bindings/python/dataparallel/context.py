@@ -69,6 +69,13 @@ class Context(Handle):
         free, total = capi.dp_device_memory(self._h, as_device(device))
         return free, total
 
+    def bf16_native(self, device):
+        """Whether `device` computes bfloat16 products in hardware (a CPU with AVX512-BF16 or
+        AMX, a GPU of compute capability 8.0 or later). Where it does not, bfloat16 and
+        autocast still compute correctly (in float32, rounding the results): they save
+        memory and bytes moved, not time."""
+        return capi.dp_device_bf16_native(self._h, as_device(device))
+
     def synchronize(self, device=None):
         """Waits for queued work on `device` (None: on every device)."""
         for d in [as_device(device)] if device is not None else \
@@ -81,10 +88,10 @@ class Context(Handle):
         from .tensor import tensor
         return tensor(self, data, dtype=dtype, device=device)
 
-    def from_numpy(self, array, copy=True, device=None):
+    def from_numpy(self, array, copy=True, device=None, dtype=None):
         """See Tensor.from_numpy."""
         from .tensor import Tensor
-        return Tensor.from_numpy(self, array, copy=copy, device=device)
+        return Tensor.from_numpy(self, array, copy=copy, device=device, dtype=dtype)
 
     def from_dlpack(self, obj):
         """See Tensor.from_dlpack."""

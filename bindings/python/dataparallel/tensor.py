@@ -1,5 +1,5 @@
-"""Tensor: a library tensor (float32, float64 or int64, on a CPU or CUDA device), with
-NumPy and DLPack exchange, autograd and the ops as methods; the factories; grad mode."""
+"""Tensor: a library tensor (float32, float64, int64 or bfloat16, on a CPU or CUDA device),
+with NumPy and DLPack exchange, autograd and the ops as methods; the factories; grad mode."""
 import functools
 import numbers
 import operator
@@ -9,7 +9,8 @@ import numpy as np
 from . import capi
 from ._handle import Handle, handle_of
 from .devices import DeviceType, device as as_device, from_c
-from .dtypes import DType, dtype_of, float32, storage_dtype
+from .dtypes import (DType, bfloat16, bfloat16_bits_of, bfloat16_to_float32, dtype_of, float32,
+                     storage_dtype)
 from .errors import InvalidArgumentError
 
 __all__ = ["Tensor", "tensor", "zeros", "empty", "full", "from_numpy", "from_dlpack",
@@ -45,7 +46,8 @@ class Tensor(Handle):
 
     # NumPy's +, -, * and / with a Tensor operand are the Tensor's own operators
     # (np.float32(2) * t is t.__rmul__, which keeps autograd); every other ufunc (np.sqrt,
-    # np.isfinite, ...) works on the Tensor's values as an array, as before.
+    # np.isfinite, ...) works on the Tensor's values as an array, as before (a bfloat16
+    # tensor's as float32: its NumPy form may be bits).
     _UFUNC_OPERATORS = {np.add: ("__add__", "__radd__"), np.subtract: ("__sub__", "__rsub__"),
                         np.multiply: ("__mul__", "__rmul__"),
                         np.true_divide: ("__truediv__", "__rtruediv__")}
@@ -55,7 +57,7 @@ class Tensor(Handle):
         if ops and method == "__call__" and not kwargs and len(inputs) == 2:
             a, b = inputs
             return getattr(a, ops[0])(b) if isinstance(a, Tensor) else getattr(b, ops[1])(a)
-        arrays = [np.asarray(x) if isinstance(x, Tensor) else x for x in inputs]
+        arrays = [x._values() if isinstance(x, Tensor) else x for x in inputs]
         return getattr(ufunc, method)(*arrays, **kwargs)
 
     def __init__(self, *args, **kwargs):
@@ -64,18 +66,23 @@ class Tensor(Handle):
 
     # ---- creation from NumPy and DLPack ----
     @classmethod
-    def from_numpy(cls, ctx, array, copy=True, device=None):
+    def from_numpy(cls, ctx, array, copy=True, device=None, dtype=None):
         """A tensor with the contents of a NumPy array.
 
         copy=True: the data is copied (any dtype NumPy can convert: integers and booleans
-        become int64, other floating types float32), onto `device` (default cpu:0).
+        become int64, other floating types float32, ml_dtypes.bfloat16 stays bfloat16), onto
+        `device` (default cpu:0), converted to `dtype` if given. dtype=bfloat16 rounds
+        values to nearest even, except from an np.uint16 array, which it takes as the raw
+        bits (the form bfloat16 tensors come back in without ml_dtypes).
         copy=False: the tensor borrows the array's memory on a CPU device: no copy, writes
         by either side are seen by the other, and the array stays alive (even after `del`)
         until the library no longer uses the memory. Needs a writable, C-contiguous,
-        aligned float32, float64 or int64 array.
+        aligned float32, float64, int64 or ml_dtypes.bfloat16 array, or np.uint16 bits
+        with dtype=bfloat16.
         """
         if copy:
-            return tensor(ctx, array, dtype=storage_dtype(np.asarray(array).dtype), device=device)
+            dt = storage_dtype(np.asarray(array).dtype) if dtype is None else dtype_of(dtype)
+            return tensor(ctx, array, dtype=dt, device=device)
         if not isinstance(array, np.ndarray):
             raise InvalidArgumentError("from_numpy(copy=False) needs a NumPy array, "
                                        f"not {type(array).__name__}")
@@ -83,10 +90,16 @@ class Tensor(Handle):
         if d.type != DeviceType.cpu:
             raise InvalidArgumentError(f"from_numpy(copy=False): device {d} is not a CPU "
                                        "device (borrowing works on host memory only)")
-        dt = storage_dtype(array.dtype)
-        if dt.numpy != array.dtype:
+        bits = dtype is not None and dtype_of(dtype) == bfloat16 and array.dtype == np.uint16
+        dt = bfloat16 if bits else storage_dtype(array.dtype)
+        if dtype is not None and dtype_of(dtype) != dt:
             raise InvalidArgumentError(f"from_numpy(copy=False): array dtype {array.dtype} is "
-                                       "not float32, float64 or int64 (copy it instead)")
+                                       f"not {dtype_of(dtype).name} (borrowing does not "
+                                       "convert; copy it instead)")
+        if not bits and dt.numpy != array.dtype:
+            raise InvalidArgumentError(f"from_numpy(copy=False): array dtype {array.dtype} is "
+                                       "not float32, float64, int64 or bfloat16 (copy it "
+                                       "instead)")
         if not array.flags.aligned:
             raise InvalidArgumentError("from_numpy(copy=False): the array is not aligned")
         return _wrap(capi.dp_py_tensor_borrow(ctx._h, dt, array.shape, array, d.index), ctx)
@@ -154,27 +167,39 @@ class Tensor(Handle):
 
     # ---- contents ----
     def numpy(self, copy=True):
-        """The contents as a NumPy array: a copy (any device), or with copy=False a writable
-        view of a CPU tensor's memory (which the view keeps alive). numpy.from_dlpack(t)
-        shares the memory too, read-only as NumPy makes every DLPack import."""
+        """The contents as a NumPy array of self.dtype.numpy: a copy (any device), or with
+        copy=False a writable view of a CPU tensor's memory (which the view keeps alive).
+        numpy.from_dlpack(t) shares the memory too, read-only as NumPy makes every DLPack
+        import (NumPy takes no bfloat16 that way). A bfloat16 tensor gives
+        ml_dtypes.bfloat16 values when ml_dtypes is installed, else np.uint16 bits
+        (dataparallel.bfloat16_to_float32 reads them; t.to(dtype=float32).numpy() too)."""
         if not copy:
-            return np.asarray(_HostMemory(self))
+            return np.asarray(_HostMemory(self)).view(self.dtype.numpy)
         out = np.empty(self.shape, self.dtype.numpy)
         capi.dp_tensor_to_host(self._h, out)
         return out
 
+    def _values(self):
+        """The contents as a NumPy array of numbers: bfloat16 widened to float32 (exact)."""
+        a = self.numpy()
+        return bfloat16_to_float32(a) if self.dtype == bfloat16 else a
+
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()  # always a copy: the library may change the tensor in place
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """numpy() (a copy: the library may change the tensor in place), or its values as
+        `dtype` (a bfloat16 tensor's values, never its bits)."""
+        if dtype is None:
+            return self.numpy()
+        return self._values().astype(dtype, copy=False)
 
     def tolist(self):
-        return self.numpy().tolist()
+        """Nested lists of Python numbers (bfloat16 values as floats, never bits)."""
+        return self._values().tolist()
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise ValueError(f"item() needs one element, the tensor has {self.numel()}")
-        return self.numpy().reshape(()).item()
+        return self._values().reshape(()).item()
 
     def __float__(self):
         return float(self.item())
@@ -274,7 +299,7 @@ class Tensor(Handle):
         if not (type(other) in (int, float) or isinstance(other, numbers.Real)):
             return False
         dt = self.dtype
-        if dt in (DType.float32, DType.float64):
+        if dt != DType.int64:
             return True
         if not isinstance(other, numbers.Integral):
             raise TypeError(f"a {dt.name} tensor and {other!r}: no type promotion; make one "
@@ -389,7 +414,7 @@ class Tensor(Handle):
         extra += f", device='{self.device}'" if not self.device.is_cpu or self.device.index else ""
         extra += ", requires_grad=True" if capi.dp_tensor_requires_grad(h) else ""
         if self.numel() <= 1000:
-            body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+            body = np.array2string(self._values(), separator=", ", prefix="tensor(")
         else:
             body = f"<shape {self.shape}>"
         return f"tensor({body}{extra})"
@@ -403,7 +428,10 @@ class _HostMemory:
 
     def __init__(self, t):
         self._tensor = t.detach()  # its own handle: closing `t` does not free the memory
-        self.__array_interface__ = {"version": 3, "shape": t.shape, "typestr": t.dtype.numpy.str,
+        # bfloat16 as uint16 (ml_dtypes' type has no type string of its own: "<V2"); the
+        # caller views it as the dtype's NumPy type.
+        typestr = np.dtype(np.uint16).str if t.dtype == bfloat16 else t.dtype.numpy.str
+        self.__array_interface__ = {"version": 3, "shape": t.shape, "typestr": typestr,
                                     "data": (capi.dp_tensor_data(t._h), False)}
 
 
@@ -411,8 +439,12 @@ class _HostMemory:
 def tensor(ctx, data, dtype=None, device=None):
     """A tensor on `device` (default cpu:0) holding a copy of `data` (array-like: nested
     lists, NumPy arrays, numbers, Tensors). Without dtype: NumPy arrays keep theirs (other
-    integer types become int64), Python floats become float32, Python ints int64."""
+    integer types, np.uint16 included, become int64; ml_dtypes.bfloat16 is bfloat16),
+    Python floats become float32, Python ints int64. dtype=bfloat16 rounds values to
+    nearest even, but takes an np.uint16 array as the raw bits."""
     if isinstance(data, Tensor):
+        if dtype is None:
+            dtype = data.dtype  # (a bfloat16 tensor's bits would otherwise read as integers)
         data = data.numpy()
     if dtype is None:
         a = np.asarray(data)
@@ -441,21 +473,25 @@ def _ths(tensors, what):
 
 
 def _array_for(data, dt):
-    """`data` as a C-contiguous NumPy array of DType dt, refusing unsigned values that
-    int64 cannot hold (NumPy would wrap them to negative numbers)."""
+    """`data` as a C-contiguous NumPy array of DType dt's elements, refusing unsigned values
+    that int64 cannot hold (NumPy would wrap them to negative numbers). For bfloat16: the
+    bits (uint16 arrays are taken as bits, anything else as values and rounded)."""
     source = np.asarray(data)
-    if source.dtype.kind in "OUSV":  # None, strings, bytes: NumPy would cast them to numbers
+    # None, strings, bytes: NumPy would cast them to numbers (ml_dtypes' bfloat16 is "V" too)
+    if source.dtype.kind in "OUSV" and source.dtype != DType.bfloat16.numpy:
         raise TypeError(f"cannot make a {dt.name} tensor from {type(data).__name__} "
                         f"{data!r:.60} (a {source.dtype} array), only from numbers")
+    if dt == bfloat16:
+        return bfloat16_bits_of(source)
     if source.dtype.kind == "u" and dt == DType.int64 and source.size and \
             int(source.max()) > np.iinfo(np.int64).max:
         raise OverflowError(f"{source.dtype} value {source.max()} does not fit in int64")
     return np.asarray(source, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
 
 
-def from_numpy(ctx, array, copy=True, device=None):
+def from_numpy(ctx, array, copy=True, device=None, dtype=None):
     """See Tensor.from_numpy."""
-    return Tensor.from_numpy(ctx, array, copy=copy, device=device)
+    return Tensor.from_numpy(ctx, array, copy=copy, device=device, dtype=dtype)
 
 
 def from_dlpack(ctx, obj):

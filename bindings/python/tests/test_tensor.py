@@ -59,7 +59,7 @@ def test_from_numpy_borrow_shares_memory_both_ways(ctx):
 
 
 def test_borrow_rejects_what_it_cannot_share(ctx):
-    with pytest.raises(dp.InvalidArgumentError, match="float32, float64 or int64"):
+    with pytest.raises(dp.InvalidArgumentError, match="float32, float64, int64 or bfloat16"):
         dp.Tensor.from_numpy(ctx, np.zeros(3, np.int32), copy=False)
     with pytest.raises(dp.InvalidArgumentError, match="C-contiguous"):
         dp.Tensor.from_numpy(ctx, np.zeros((4, 4), np.float32)[:, ::2], copy=False)

@@ -149,6 +149,21 @@ public final class Context extends Handle<dp_context> {
     }
   }
 
+  /**
+   * Whether a device computes bfloat16 products in hardware (a CPU with AVX512-BF16 or AMX,
+   * a GPU of compute capability 8.0 or later). Where it does not, bfloat16 tensors and
+   * {@link Autocast} still compute correctly (in float32, rounding the results): they save
+   * memory and bytes moved, not time.
+   */
+  public boolean bf16Native(Device device) {
+    dp_device d = Device.nativeOf(device);
+    try {
+      return CApi.dp_device_bf16_native(handle(), d);
+    } finally {
+      d.delete();
+    }
+  }
+
   /** Waits until the queued work on a device has finished. */
   public void synchronize(Device device) {
     dp_device d = Device.nativeOf(device);

@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
 import java.util.Arrays;
 import java.util.Objects;
 import org.dataparallel.swig.CApi;
@@ -12,9 +13,11 @@ import org.dataparallel.swig.dp_device;
 import org.dataparallel.swig.dp_tensor;
 
 /**
- * A tensor (float32, float64 or int64) on a CPU or CUDA device. Made from Java arrays (a
- * copy), from direct buffers (a copy, or borrowed without one), or returned by ops and
- * modules. Close it to release its memory at once; otherwise the garbage collector does.
+ * A tensor (float32, float64, int64 or bfloat16) on a CPU or CUDA device. Made from Java
+ * arrays (a copy), from direct buffers (a copy, or borrowed without one), or returned by
+ * ops and modules. Close it to release its memory at once; otherwise the garbage collector
+ * does. bfloat16 elements go in and out as float[] values or as their bits in short[]
+ * (and ShortBuffer), see {@link BFloat16}.
  */
 public final class Tensor extends Handle<dp_tensor> {
   Tensor(dp_tensor handle) { super(handle); }
@@ -71,8 +74,38 @@ public final class Tensor extends Handle<dp_tensor> {
   }
 
   /**
+   * A tensor of {@code dtype} on {@code device} with {@code data}'s values converted by the
+   * library: BFLOAT16 rounds to nearest with ties to even ({@link BFloat16#fromFloat}),
+   * INT64 truncates.
+   */
+  public static Tensor of(Context ctx, DType dtype, Device device, float[] data, long... shape) {
+    if (Objects.requireNonNull(dtype, "dtype") == DType.FLOAT32) {
+      return fromData(ctx, dtype, device, data, shape);
+    }
+    try (Tensor values = fromData(ctx, DType.FLOAT32, device, data, shape)) {
+      return values.to(dtype);
+    }
+  }
+
+  /** A bfloat16 tensor on cpu:0 with {@code data} rounded to nearest even. */
+  public static Tensor ofBFloat16(Context ctx, float[] data, long... shape) {
+    return of(ctx, DType.BFLOAT16, Device.cpu(0), data, shape);
+  }
+
+  /** A bfloat16 tensor on {@code device} whose elements are {@code bits}, unchanged. */
+  public static Tensor ofBFloat16Bits(Context ctx, Device device, short[] bits, long... shape) {
+    return fromData(ctx, DType.BFLOAT16, device, bits, shape);
+  }
+
+  /** A bfloat16 tensor on cpu:0 whose elements are {@code bits}, unchanged. */
+  public static Tensor ofBFloat16Bits(Context ctx, short[] bits, long... shape) {
+    return ofBFloat16Bits(ctx, Device.cpu(0), bits, shape);
+  }
+
+  /**
    * A tensor on {@code device} with a copy of a direct buffer's remaining elements
-   * (FloatBuffer, DoubleBuffer or LongBuffer; native byte order).
+   * (FloatBuffer, DoubleBuffer, LongBuffer, or ShortBuffer of bfloat16 bits; native byte
+   * order).
    */
   public static Tensor copyOf(Context ctx, Device device, Buffer data, long... shape) {
     return fromData(ctx, dtypeOf(data), device, directSlice(data), shape);
@@ -158,9 +191,10 @@ public final class Tensor extends Handle<dp_tensor> {
     if (b instanceof FloatBuffer) return DType.FLOAT32;
     if (b instanceof DoubleBuffer) return DType.FLOAT64;
     if (b instanceof LongBuffer) return DType.INT64;
+    if (b instanceof ShortBuffer) return DType.BFLOAT16;
     throw new IllegalArgumentException(
-        "buffer must be a FloatBuffer, DoubleBuffer or LongBuffer, not "
-        + b.getClass().getSimpleName());
+        "buffer must be a FloatBuffer, DoubleBuffer, LongBuffer or ShortBuffer (bfloat16 "
+        + "bits), not " + b.getClass().getSimpleName());
   }
 
   /** The remaining elements of a direct buffer in native order, as their own buffer. */
@@ -179,9 +213,12 @@ public final class Tensor extends Handle<dp_tensor> {
     } else if (b instanceof LongBuffer l) {
       order = l.order();
       slice = l.slice();
+    } else if (b instanceof ShortBuffer sh) {
+      order = sh.order();
+      slice = sh.slice();
     } else {
       throw new IllegalArgumentException(
-          "buffer must be a FloatBuffer, DoubleBuffer or LongBuffer");
+          "buffer must be a FloatBuffer, DoubleBuffer, LongBuffer or ShortBuffer");
     }
     if (order != ByteOrder.nativeOrder()) {
       throw new IllegalArgumentException("the buffer must be in native byte order "
@@ -210,7 +247,7 @@ public final class Tensor extends Handle<dp_tensor> {
 
   // ---- contents ----
 
-  /** The contents as float32 values (converted from another dtype). */
+  /** The contents as float32 values (converted from another dtype; bfloat16 exactly). */
   public float[] toFloatArray() {
     float[] out = new float[Math.toIntExact(numel())];
     try (Tensor t = dtype() == DType.FLOAT32 ? null : to(DType.FLOAT32)) {
@@ -232,6 +269,18 @@ public final class Tensor extends Handle<dp_tensor> {
   public long[] toLongArray() {
     long[] out = new long[Math.toIntExact(numel())];
     try (Tensor t = dtype() == DType.INT64 ? null : to(DType.INT64)) {
+      CApi.dp_tensor_to_host(t == null ? handle() : t.handle(), out);
+    }
+    return out;
+  }
+
+  /**
+   * The contents as bfloat16 bits (converted from another dtype, rounding to nearest
+   * even); {@link BFloat16#toFloat} reads one, {@link #toFloatArray} gives the values.
+   */
+  public short[] toBFloat16Bits() {
+    short[] out = new short[Math.toIntExact(numel())];
+    try (Tensor t = dtype() == DType.BFLOAT16 ? null : to(DType.BFLOAT16)) {
       CApi.dp_tensor_to_host(t == null ? handle() : t.handle(), out);
     }
     return out;
@@ -276,6 +325,14 @@ public final class Tensor extends Handle<dp_tensor> {
     Objects.requireNonNull(src, "src");
     requireDtype(DType.INT64, "copyFrom(long[])");
     CApi.dp_tensor_copy_from_host(handle(), src);
+    return this;
+  }
+
+  /** Overwrites the contents with bfloat16 bits (bfloat16 tensors; same count). Returns this. */
+  public Tensor copyFrom(short[] bits) {
+    Objects.requireNonNull(bits, "bits");
+    requireDtype(DType.BFLOAT16, "copyFrom(short[])");
+    CApi.dp_tensor_copy_from_host(handle(), bits);
     return this;
   }
 
