@@ -14,11 +14,11 @@
 //     as PyTorch does): u (|r| + |bias| + |out before|) again.
 // So each element must satisfy |got - r| <= 2u (|r| + |bias| + |out before|) + 4 g S,
 // r the exact pre-ReLU value (ReLU moves no two values further apart), with a factor 2 of
-// room on the accumulation, whose order the libraries choose. A float32 result passed off
-// as bfloat16 (or bfloat16 inputs read as float32) misses it by orders of magnitude, and so
-// does a sum accumulated in bfloat16 (errors of u per term: about K u S / 2).
+// room on the accumulation, whose order the libraries choose. bfloat16 bits read as
+// another dtype, a transposition or bias missed, miss it by orders of magnitude; a sum
+// accumulated in bfloat16 (a rounding of u per partial sum, K of them) misses it too for
+// the larger K here.
 #include <cuda_runtime_api.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -387,6 +387,26 @@ TEST_F(CudaBf16Matmul, AnEmptySumIsTheBiasThenRelu) {
   MatmulCase c{0, false, false, 4, 0, 6, {}, true};
   c.p.relu = true;
   check(c);
+}
+
+TEST_F(CudaBf16Matmul, NanAndInfinityPropagate) {
+  // a [4, 3] with a NaN in row 0 and ones in the rest of column 0; b [3, 5] with +inf at
+  // (0, 1): row 0 of the product is NaN, and column 1 of the other rows +inf.
+  Bf16Values av = random(12), bv = random(15);
+  for (int i = 0; i < 4; ++i) {
+    av.bits[static_cast<size_t>(i * 3)] = i == 0 ? 0x7FC0 : 0x3F80;
+  }
+  bv.bits[1] = 0x7F80;
+  const Tensor a = on_cuda({4, 3}, av), b = on_cuda({3, 5}, bv);
+  const Tensor out = ops::empty(ctx_, {4, 5}, DType::kBFloat16, cuda(0));
+  on_worker([&] { plugin().matmul(0, a.kview(), b.kview(), nullptr, out.kview(), {}); });
+  const std::vector<double> got = values_of(out);
+  for (int j = 0; j < 5; ++j)
+    EXPECT_TRUE(std::isnan(got[static_cast<size_t>(j)])) << "(0, " << j << ")";
+  for (int i = 1; i < 4; ++i) {
+    const double v = got[static_cast<size_t>(i * 5 + 1)];
+    EXPECT_TRUE(std::isinf(v) && v > 0) << "(" << i << ", 1) is " << v;
+  }
 }
 
 TEST_F(CudaBf16Matmul, MixedDtypesAreRefusedByName) {
