@@ -387,7 +387,9 @@ bf16_step() {
     echo "(skipped: no Fashion-MNIST in .gpu-data/; run scripts/gpu-check-prepare.sh here)"
     return 0
   fi
-  if ! "$BUILD/bin/dp-train" --help 2>&1 | grep -q -- "--precision"; then
+  local help
+  help=$("$BUILD/bin/dp-train" --help 2>&1 || true)
+  if ! grep -q -- "--precision" <<<"$help"; then
     echo "(skipped: this dp-train has no --precision option)"
     return 0
   fi
