@@ -159,6 +159,8 @@ CudaBackend::CudaBackend(const BackendHost& host, const std::vector<int>& gpus, 
       d->name = prop.name;
       d->total_memory = prop.totalGlobalMem;
       d->multiprocessors = prop.multiProcessorCount;
+      d->compute_major = prop.major;
+      d->compute_minor = prop.minor;
       check(cudaStreamCreateWithFlags(&d->compute, cudaStreamNonBlocking),
             "cudaStreamCreateWithFlags (compute stream)");
       check(cudaStreamCreateWithFlags(&d->copy, cudaStreamNonBlocking),
@@ -300,6 +302,28 @@ void CudaBackend::memory_info(int dev, uint64_t* free_bytes, uint64_t* total_byt
 void CudaBackend::properties(int dev, uint64_t* total_memory, int* multiprocessors) const {
   *total_memory = devices_[dev]->total_memory;
   *multiprocessors = devices_[dev]->multiprocessors;
+}
+
+// bfloat16 tensor-core instructions arrived with compute capability 8.0 (Ampere).
+bool CudaBackend::bf16_native(int dev) const {
+  return devices_[dev]->compute_major >= 8;
+}
+
+bool CudaBackend::runs_bf16(Bf16Kernel kernel, int dev) const {
+  if (!bf16_native(dev)) return false;  // the core stages it; float32 is as fast there
+  switch (kernel) {
+    case Bf16Kernel::kMatmul:
+      return true;
+    case Bf16Kernel::kConv2d:
+    case Bf16Kernel::kConv2dBackwardData:
+    case Bf16Kernel::kConv2dBackwardWeights:
+      // On cuDNN. im2col's GEMMs would round their patch matrices and partial sums to
+      // bfloat16; the core's staging runs im2col in float32 instead.
+      return conv_engine_ != ConvEngine::kIm2col;
+    case Bf16Kernel::kConvReluPool:  // the plugin has no fused block (callers compose)
+      return false;
+  }
+  return false;
 }
 
 // ---- memory ----

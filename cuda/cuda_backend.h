@@ -18,10 +18,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_blas.h"
@@ -35,8 +37,9 @@ namespace dp::cuda_plugin {
 
 class NcclComms;
 
-// Where convolutions run (DP_CUDA_CONV): cuDNN when the plugin was built with it, float32
-// only, else im2col + cuBLASLt GEMMs (cuda_conv.cc).
+// Where convolutions run (DP_CUDA_CONV): cuDNN when the plugin was built with it (float32,
+// and bfloat16 on GPUs with bfloat16 tensor cores), else im2col + cuBLASLt GEMMs in float32
+// (cuda_conv.cc).
 enum class ConvEngine {
   kIm2col,          // "im2col"
   kCudnn,           // "cudnn": cuDNN's heuristic choice of algorithm (the default)
@@ -49,6 +52,7 @@ struct CudaDevice {
   std::string name;   // "NVIDIA H200"
   uint64_t total_memory = 0;
   int multiprocessors = 0;
+  int compute_major = 0, compute_minor = 0;  // compute capability (9.0 for an H200)
   cudaStream_t compute = nullptr;
   cudaStream_t copy = nullptr;
   cudaMemPool_t pool = nullptr;
@@ -74,7 +78,7 @@ struct CudaDevice {
   // Worker-thread state: only the device's worker touches it.
   std::unique_ptr<Blas> blas;
 #if DP_HAVE_CUDNN
-  std::unique_ptr<Cudnn> cudnn;  // made by the first float32 convolution
+  std::unique_ptr<Cudnn> cudnn;  // made by the first convolution that runs on cuDNN
   std::string cudnn_error;       // why cuDNN could not start ("" when it did or was not tried)
 #endif
   std::string worker_error;  // why worker_started failed ("" when it did not)
@@ -180,8 +184,31 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ProcessComm> process_comm(const std::vector<uint8_t>& id, int nranks, int rank,
                                             int dev) override;
 
+  // bfloat16. On a GPU of compute capability 8.0 and up: matmul on cuBLASLt (bfloat16
+  // tensor cores, float32 accumulation) and, when convolutions run on cuDNN, the three
+  // convolutions on cuDNN (bfloat16 tensors, float32 compute). Everything else, and
+  // everything on older GPUs, the core stages through float32. matmul and the
+  // convolutions also take bfloat16 views where they say no (a direct caller): they then
+  // run their float32 path on widened copies (float32_copies.h).
+  bool runs_bf16(Bf16Kernel kernel, int dev) const override;
+  bool bf16_native(int dev) const override;
+
  private:
   friend class ScratchBuffer;
+
+  // The bfloat16 halves of matmul and the convolutions (every view bfloat16).
+  void matmul_bf16(CudaDevice& d, int dev, const KView& a, const KView& b, const KView* bias,
+                   const KView& out, const MatmulParams& p);
+  void conv2d_bf16(CudaDevice& d, int dev, const KView& x, const KView& w, const KView* bias,
+                   const KView& y, const Conv2dParams& p);
+  void conv2d_backward_data_bf16(CudaDevice& d, int dev, const KView& gy, const KView& w,
+                                 const KView& gx, const Conv2dParams& p);
+  void conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KView& x, const KView& gy,
+                                    const KView& gw, const KView* gbias, const Conv2dParams& p);
+  // Raises kDtypeMismatch, naming op and the operand, unless every view given (null: an
+  // absent operand) is bfloat16.
+  using NamedView = std::pair<const char*, const KView*>;
+  void need_bf16(const CudaDevice& d, std::initializer_list<NamedView> views, const char* op);
 
   // The device for a kernel call on its worker: raises when its worker could not set up.
   CudaDevice& worker_device(int dev);
@@ -232,8 +259,9 @@ class CudaBackend final : public Backend {
   size_t cudnn_workspace_limit(const CudaDevice& d) const;
   ConvEngine conv_engine_;
 #if DP_HAVE_CUDNN
-  // d's cuDNN when a convolution of `dtype` runs there, else null (then im2col runs it).
-  // Starts it on first use; a failure to start is logged once and leaves im2col.
+  // d's cuDNN when a convolution of `dtype` runs there (float32; bfloat16 on a GPU with
+  // bfloat16 tensor cores), else null (then im2col runs it, in float32). Starts it on
+  // first use; a failure to start is logged once and leaves im2col.
   Cudnn* cudnn_for(CudaDevice& d, DType dtype);
 #endif
   std::vector<std::unique_ptr<CudaDevice>> devices_;

@@ -37,6 +37,7 @@ struct Blas::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t lt_a = nullptr, lt_b = nullptr, lt_c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  bool found = false;           // false: cuBLASLt offered no algorithm for the shape
   bool fused_epilogue = false;  // else bias and ReLU run as a kernel after the product
   ~Plan() {
     if (lt_c) cublasLtMatrixLayoutDestroy(lt_c);
@@ -94,11 +95,15 @@ Blas::Plan& Blas::plan_for(const GemmArgs& g) {
 
   auto plan = std::make_unique<Plan>();
   const bool f64 = g.dtype == DType::kFloat64;
-  const cudaDataType_t type = f64 ? CUDA_R_64F : CUDA_R_32F;
+  const bool bf16 = g.dtype == DType::kBFloat16;
+  const cudaDataType_t type = f64 ? CUDA_R_64F : bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  // bfloat16: float32 accumulation and float alpha/beta (TF32 concerns float32 inputs only).
   const cublasComputeType_t compute =
-      f64 ? CUBLAS_COMPUTE_64F : (allow_tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+      f64 ? CUBLAS_COMPUTE_64F
+          : (allow_tf32_ && !bf16 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+  const cudaDataType_t scale = f64 ? CUDA_R_64F : CUDA_R_32F;
   auto check = [&](cublasStatus_t s, const char* call) { check_cublas(host_, where_, s, call); };
-  check(cublasLtMatmulDescCreate(&plan->desc, compute, type), "cublasLtMatmulDescCreate");
+  check(cublasLtMatmulDescCreate(&plan->desc, compute, scale), "cublasLtMatmulDescCreate");
   const cublasOperation_t op_a = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a),
@@ -173,24 +178,40 @@ Blas::Plan& Blas::plan_for(const GemmArgs& g) {
   if (g.bias) fused = g.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   if (!g.bias && g.relu) fused = CUBLASLT_EPILOGUE_RELU;
   if (fused != CUBLASLT_EPILOGUE_DEFAULT && choose(fused)) {
-    plan->fused_epilogue = true;
-  } else if (!choose(CUBLASLT_EPILOGUE_DEFAULT)) {
-    raise(host_, Code::kNotSupported, where_, "cuBLASLt has no algorithm for " + shape_text(g));
+    plan->found = plan->fused_epilogue = true;
+  } else {
+    plan->found = choose(CUBLASLT_EPILOGUE_DEFAULT);
+  }
+  if (!plan->found && host_.log) {
+    const std::string msg = where_ + ": cuBLASLt has no algorithm for " + shape_text(g);
+    host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
   }
   return *plans_.emplace(std::move(key), std::move(plan)).first->second;
 }
 
 void Blas::gemm(const GemmArgs& g) {
-  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
-  const bool has_epilogue = g.bias != nullptr || g.relu;
+  if (!try_gemm(g)) {
+    raise(host_, Code::kNotSupported, where_, "cuBLASLt has no algorithm for " + shape_text(g));
+  }
+}
+
+bool Blas::try_gemm(const GemmArgs& g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return true;
   if (g.k == 0) {  // an empty sum: C = (C or 0) + bias, then ReLU
     check_cuda(host_, where_,
                kernels::bias_relu(stream_, g.dtype, g.c, g.batch * g.m, g.n, g.bias, g.relu,
                                   !g.accumulate),
                "matmul epilogue kernel");
-    return;
+    return true;
   }
   Plan& plan = plan_for(g);
+  if (!plan.found) return false;
+  run(g, plan);
+  return true;
+}
+
+void Blas::run(const GemmArgs& g, Plan& plan) {
+  const bool has_epilogue = g.bias != nullptr || g.relu;
   if (plan.fused_epilogue && g.bias) {
     check_cublas(host_, where_,
                  cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,

@@ -1,6 +1,11 @@
 // Matrix products on cuBLASLt: one handle, one workspace and a plan cache per device,
 // used only from the device's worker thread. Every product of the backend (matmul,
 // linear, the convolution GEMMs) goes through Blas::gemm, in row-major terms.
+//
+// Types: float64 computes in float64; float32 in float32 (CUBLAS_COMPUTE_32F_FAST_TF32
+// when the context allows TF32); bfloat16 (A, B, C, D and the bias) multiplies on the
+// tensor cores and accumulates in float32 (CUBLAS_COMPUTE_32F, float alpha and beta),
+// rounding D once, in the epilogue: as PyTorch's bfloat16 matmul on CUDA.
 #pragma once
 
 #include <cublasLt.h>
@@ -43,11 +48,19 @@ class Blas {
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
 
+  // Raises kNotSupported when cuBLASLt has no algorithm for the product.
   void gemm(const GemmArgs& g);
+  // As gemm, but returns false (nothing queued) when cuBLASLt has no algorithm for the
+  // product: for bfloat16, whose callers then run it in float32 (the first such shape
+  // is logged).
+  bool try_gemm(const GemmArgs& g);
 
  private:
   struct Plan;
+  // The shape's plan, made on its first call; its `found` is false when cuBLASLt offered
+  // no algorithm.
   Plan& plan_for(const GemmArgs& g);
+  void run(const GemmArgs& g, Plan& plan);
 
   const BackendHost& host_;
   std::string where_;

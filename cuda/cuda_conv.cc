@@ -1,6 +1,9 @@
 // Convolution on cuDNN (float32, when the plugin is built with it and DP_CUDA_CONV does not
 // say im2col; cuda_cudnn.h), else as im2col + one cuBLAS GEMM per chunk of images, which
-// also runs any shape cuDNN offers no suitable algorithm for. With the im2col matrix
+// also runs any shape cuDNN offers no suitable algorithm for. bfloat16 runs on cuDNN too
+// (bfloat16 tensors, float32 compute) on GPUs with bfloat16 tensor cores; where cuDNN does
+// not run it, the float32 path below runs it on widened copies, rounded once
+// (float32_copies.h). With the im2col matrix
 // col [C * KH * KW, images * pixels] (kernels/kernels.h), all three products are single
 // large GEMMs:
 //   forward           rows [O, images * pixels]      = W [O, CKK] @ col
@@ -11,6 +14,7 @@
 
 #include "cuda_backend.h"
 #include "cuda_errors.h"
+#include "float32_copies.h"
 #include "kernels/kernels.h"
 
 namespace dp::cuda_plugin {
@@ -69,7 +73,9 @@ size_t CudaBackend::cudnn_workspace_limit(const CudaDevice& d) const {
 
 #if DP_HAVE_CUDNN
 Cudnn* CudaBackend::cudnn_for(CudaDevice& d, DType dtype) {
-  if (conv_engine_ == ConvEngine::kIm2col || dtype != DType::kFloat32) return nullptr;
+  if (conv_engine_ == ConvEngine::kIm2col) return nullptr;
+  const bool bf16 = dtype == DType::kBFloat16 && d.compute_major >= 8;  // bf16_native
+  if (dtype != DType::kFloat32 && !bf16) return nullptr;
   if (!d.cudnn && d.cudnn_error.empty()) {
     try {
       d.cudnn = std::make_unique<Cudnn>(host_, d, allow_tf32_,
@@ -92,11 +98,12 @@ Cudnn* CudaBackend::cudnn_for(CudaDevice& d, DType dtype) {
 void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
                          const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
+  if (y.dtype == DType::kBFloat16) return conv2d_bf16(d, dev, x, w, bias, y, p);
   need_float(d, y, "conv2d");
   if (y.numel() == 0) return;
   const ConvShape g = conv_shape(x, w, y, p);
 #if DP_HAVE_CUDNN
-  if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, x.data, w.data, y.data)) {
+  if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, y.dtype, x.data, w.data, y.data)) {
     launched(d,
              kernels::channel_bias_relu(d.compute, y.dtype, y.data, g, bias ? bias->data : nullptr,
                                         p.relu),
@@ -130,11 +137,13 @@ void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* b
 void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
                                        const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
+  if (gx.dtype == DType::kBFloat16) return conv2d_backward_data_bf16(d, dev, gy, w, gx, p);
   need_float(d, gx, "conv2d backward");
   if (gx.numel() == 0) return;
   const ConvShape g = conv_shape(gx, w, gy, p);
 #if DP_HAVE_CUDNN
-  if (Cudnn* dnn = cudnn_for(d, gx.dtype); dnn && dnn->backward_data(g, gy.data, w.data, gx.data)) {
+  if (Cudnn* dnn = cudnn_for(d, gx.dtype);
+      dnn && dnn->backward_data(g, gx.dtype, gy.data, w.data, gx.data)) {
     return;
   }
 #endif
@@ -164,6 +173,9 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
 void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
                                           const KView* gbias, const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
+  if (gw.dtype == DType::kBFloat16) {
+    return conv2d_backward_weights_bf16(d, dev, x, gy, gw, gbias, p);
+  }
   need_float(d, gw, "conv2d backward");
   const ConvShape g = conv_shape(x, gw, gy, p);
   const int64_t P = g.pixels();
@@ -187,7 +199,7 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
   }
 #if DP_HAVE_CUDNN
   if (Cudnn* dnn = cudnn_for(d, gw.dtype);
-      dnn && dnn->backward_weights(g, x.data, gy.data, gw.data)) {
+      dnn && dnn->backward_weights(g, gw.dtype, x.data, gy.data, gw.data)) {
     return;
   }
 #endif
@@ -211,6 +223,89 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     m.accumulate = n0 > 0;
     d.blas->gemm(m);
   });
+}
+
+// ---- bfloat16: cuDNN, else the float32 path on widened copies ----
+
+void CudaBackend::conv2d_bf16(CudaDevice& d, int dev, const KView& x, const KView& w,
+                              const KView* bias, const KView& y, const Conv2dParams& p) {
+  need_bf16(d, {{"x", &x}, {"weight", &w}, {"bias", bias}, {"y", &y}}, "conv2d");
+  if (y.numel() == 0) return;
+#if DP_HAVE_CUDNN
+  const ConvShape g = conv_shape(x, w, y, p);
+  if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, y.dtype, x.data, w.data, y.data)) {
+    // The bias in float on the rounded product, rounded again: PyTorch's order too (its
+    // bfloat16 convolution adds the bias after cuDNN's product).
+    launched(d,
+             kernels::channel_bias_relu(d.compute, y.dtype, y.data, g, bias ? bias->data : nullptr,
+                                        p.relu),
+             "conv2d bias");
+    return;
+  }
+#endif
+  Float32Copies f32(host_, d);
+  const KView x32 = f32.in(x), w32 = f32.in(w);
+  KView bias32;
+  if (bias) bias32 = f32.in(*bias);
+  const KView y32 = f32.out(y, false);
+  conv2d(dev, x32, w32, bias ? &bias32 : nullptr, y32, p);
+  f32.finish();
+}
+
+void CudaBackend::conv2d_backward_data_bf16(CudaDevice& d, int dev, const KView& gy, const KView& w,
+                                            const KView& gx, const Conv2dParams& p) {
+  need_bf16(d, {{"grad_output", &gy}, {"weight", &w}, {"grad_input", &gx}}, "conv2d backward data");
+  if (gx.numel() == 0) return;
+#if DP_HAVE_CUDNN
+  const ConvShape g = conv_shape(gx, w, gy, p);
+  if (Cudnn* dnn = cudnn_for(d, gx.dtype);
+      dnn && dnn->backward_data(g, gx.dtype, gy.data, w.data, gx.data)) {
+    return;
+  }
+#endif
+  Float32Copies f32(host_, d);
+  const KView gy32 = f32.in(gy), w32 = f32.in(w);
+  const KView gx32 = f32.out(gx, false);
+  conv2d_backward_data(dev, gy32, w32, gx32, p);
+  f32.finish();
+}
+
+void CudaBackend::conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KView& x,
+                                               const KView& gy, const KView& gw, const KView* gbias,
+                                               const Conv2dParams& p) {
+  need_bf16(d, {{"x", &x}, {"grad_output", &gy}, {"grad_weight", &gw}, {"grad_bias", gbias}},
+            "conv2d backward weights");
+  const ConvShape g = conv_shape(x, gw, gy, p);
+  const int64_t P = g.pixels();
+  if (gbias) {
+    // gy summed over images and pixels ([N, O, P] -> [1, O, 1]) in double, rounded once.
+    KView from = gy, to = *gbias;
+    from.ndim = 3;
+    from.shape[0] = g.N;
+    from.shape[1] = g.O;
+    from.shape[2] = P;
+    to.ndim = 3;
+    to.shape[0] = 1;
+    to.shape[1] = g.O;
+    to.shape[2] = 1;
+    launched(d, kernels::reduce_sum(d.compute, d.pool, from, to), "conv2d bias gradient");
+  }
+  if (gw.numel() == 0) return;
+  if (g.N == 0 || P == 0) {  // no output positions: the weights get no gradient
+    launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
+    return;
+  }
+#if DP_HAVE_CUDNN
+  if (Cudnn* dnn = cudnn_for(d, gw.dtype);
+      dnn && dnn->backward_weights(g, gw.dtype, x.data, gy.data, gw.data)) {
+    return;
+  }
+#endif
+  Float32Copies f32(host_, d);
+  const KView x32 = f32.in(x), gy32 = f32.in(gy);
+  const KView gw32 = f32.out(gw, false);
+  conv2d_backward_weights(dev, x32, gy32, gw32, nullptr, p);  // the bias gradient is done
+  f32.finish();
 }
 
 }  // namespace dp::cuda_plugin

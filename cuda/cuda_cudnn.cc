@@ -59,9 +59,16 @@ cudnnStatus_t category(cudnnStatus_t s) {
 #endif
 }
 
-bool math_allowed(cudnnMathType_t m, bool allow_tf32) {
-  if (m == CUDNN_FMA_MATH) return true;  // float32 fused multiply-adds only
-  return allow_tf32 && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH);
+// Tensor-op math is what bfloat16 is for (its products are exact in the float32
+// accumulator); for float32 it means TF32, allowed only when the context allows it. The
+// math type that converts inputs down to half precision is never allowed.
+bool math_allowed(cudnnMathType_t m, bool tensor_ops) {
+  if (m == CUDNN_FMA_MATH) return true;  // plain fused multiply-adds in the compute type
+  return tensor_ops && (m == CUDNN_DEFAULT_MATH || m == CUDNN_TENSOR_OP_MATH);
+}
+
+const char* engine_instead(DType dtype) {
+  return dtype == DType::kBFloat16 ? "the float32 path" : "im2col";
 }
 
 // The process's cuDNN; raises (the constructor's failure) when it cannot be opened.
@@ -137,9 +144,9 @@ void Cudnn::check(cudnnStatus_t status, const std::string& call) const {
   raise(host_, code, d_.where, what);
 }
 
-Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, const void* a, const void* b,
-                             void* out) {
-  std::string key = std::to_string(static_cast<int>(dir));
+Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, DType dtype, const void* a,
+                             const void* b, void* out) {
+  std::string key = std::to_string(static_cast<int>(dir)) + ',' + dtype_name(dtype);
   for (int64_t v : {g.N, g.C, g.H, g.W, g.O, g.KH, g.KW, g.OH, g.OW, int64_t{g.stride_h},
                     int64_t{g.stride_w}, int64_t{g.pad_h}, int64_t{g.pad_w}}) {
     key += ',' + std::to_string(v);
@@ -147,12 +154,12 @@ Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, const void* a, c
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   auto plan = std::make_unique<Plan>(dnn_);
-  choose(dir, *plan, g, a, b, out);
+  choose(dir, *plan, g, dtype, a, b, out);
   if (!plan->usable) {
-    log_fallback(dir, g, plan->why_not);
+    log_fallback(dir, g, dtype, plan->why_not);
   } else if (host_.log) {
     const std::string msg = d_.where + ": cuDNN " + direction_name(static_cast<int>(dir)) + " of " +
-                            shape_text(g) + ": " +
+                            shape_text(g) + " in " + dtype_name(dtype) + ": " +
                             algorithm_name(static_cast<int>(dir), plan->algo) + ", " +
                             std::to_string(plan->workspace) + " bytes of workspace";
     host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
@@ -162,12 +169,19 @@ Cudnn::Plan& Cudnn::plan_for(Direction dir, const ConvShape& g, const void* a, c
 
 // Fills p's descriptors and picks its algorithm; leaves p.usable false (with the reason)
 // when cuDNN rejects the shape or offers no algorithm that meets the rules of the header.
-void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, const void* b,
-                   void* out) {
+void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, DType dtype, const void* a,
+                   const void* b, void* out) {
   if (!fits_int(g)) {
     p.why_not = "a tensor is empty or has more than INT_MAX elements";
     return;
   }
+  // bfloat16 tensors with a float32 convolution descriptor: products accumulate in float32
+  // and each output is rounded to bfloat16 once.
+  const bool bf16 = dtype == DType::kBFloat16;
+  const cudnnDataType_t data = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+  const bool tensor_ops = bf16 || allow_tf32_;
+  const cudnnMathType_t math =
+      bf16 ? CUDNN_TENSOR_OP_MATH : (allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
   auto failed = [&](cudnnStatus_t s, const char* call) {
     if (s == CUDNN_STATUS_SUCCESS) return false;
     p.why_not = std::string(call) + ": " + dnn_.cudnnGetErrorString(s);
@@ -178,21 +192,19 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
       failed(dnn_.cudnnCreateTensorDescriptor(&p.y), "cudnnCreateTensorDescriptor") ||
       failed(dnn_.cudnnCreateFilterDescriptor(&p.w), "cudnnCreateFilterDescriptor") ||
       failed(dnn_.cudnnCreateConvolutionDescriptor(&p.conv), "cudnnCreateConvolutionDescriptor") ||
-      failed(dnn_.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N),
-                                             i(g.C), i(g.H), i(g.W)),
+      failed(dnn_.cudnnSetTensor4dDescriptor(p.x, CUDNN_TENSOR_NCHW, data, i(g.N), i(g.C), i(g.H),
+                                             i(g.W)),
              "cudnnSetTensor4dDescriptor") ||
-      failed(dnn_.cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(g.N),
-                                             i(g.O), i(g.OH), i(g.OW)),
+      failed(dnn_.cudnnSetTensor4dDescriptor(p.y, CUDNN_TENSOR_NCHW, data, i(g.N), i(g.O), i(g.OH),
+                                             i(g.OW)),
              "cudnnSetTensor4dDescriptor") ||
-      failed(dnn_.cudnnSetFilter4dDescriptor(p.w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(g.O),
-                                             i(g.C), i(g.KH), i(g.KW)),
+      failed(dnn_.cudnnSetFilter4dDescriptor(p.w, data, CUDNN_TENSOR_NCHW, i(g.O), i(g.C), i(g.KH),
+                                             i(g.KW)),
              "cudnnSetFilter4dDescriptor") ||
       failed(dnn_.cudnnSetConvolution2dDescriptor(p.conv, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                   1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
              "cudnnSetConvolution2dDescriptor") ||
-      failed(dnn_.cudnnSetConvolutionMathType(p.conv,
-                                              allow_tf32_ ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
-             "cudnnSetConvolutionMathType")) {
+      failed(dnn_.cudnnSetConvolutionMathType(p.conv, math), "cudnnSetConvolutionMathType")) {
     return;
   }
 
@@ -280,7 +292,7 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
   for (int k = 0; k < n; ++k) {
     const Candidate& cand = c[k];
     if (cand.status != CUDNN_STATUS_SUCCESS || cand.determinism != CUDNN_DETERMINISTIC ||
-        !math_allowed(cand.math, allow_tf32_) || cand.memory > workspace_limit_) {
+        !math_allowed(cand.math, tensor_ops) || cand.memory > workspace_limit_) {
       continue;
     }
     if (dnn_.cudnnSetConvolutionMathType(p.conv, cand.math) != CUDNN_STATUS_SUCCESS) continue;
@@ -309,40 +321,43 @@ void Cudnn::choose(Direction dir, Plan& p, const ConvShape& g, const void* a, co
     return;
   }
   p.why_not = "none of the " + std::to_string(n) + " algorithms offered is deterministic, " +
-              (allow_tf32_ ? "" : "free of TF32, ") + "and fits in " +
+              (tensor_ops ? "" : "free of TF32, ") + "and fits in " +
               std::to_string(workspace_limit_) + " bytes of workspace";
 }
 
-bool Cudnn::forward(const ConvShape& g, const void* x, const void* w, void* y) {
-  return run(Direction::kForward, g, x, w, y);
+bool Cudnn::forward(const ConvShape& g, DType dtype, const void* x, const void* w, void* y) {
+  return run(Direction::kForward, g, dtype, x, w, y);
 }
 
-bool Cudnn::backward_data(const ConvShape& g, const void* gy, const void* w, void* gx) {
-  return run(Direction::kBackwardData, g, gy, w, gx);
+bool Cudnn::backward_data(const ConvShape& g, DType dtype, const void* gy, const void* w,
+                          void* gx) {
+  return run(Direction::kBackwardData, g, dtype, gy, w, gx);
 }
 
-bool Cudnn::backward_weights(const ConvShape& g, const void* x, const void* gy, void* gw) {
-  return run(Direction::kBackwardWeights, g, x, gy, gw);
+bool Cudnn::backward_weights(const ConvShape& g, DType dtype, const void* x, const void* gy,
+                             void* gw) {
+  return run(Direction::kBackwardWeights, g, dtype, x, gy, gw);
 }
 
-bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b, void* out) {
-  Plan& p = plan_for(dir, g, a, b, out);
+bool Cudnn::run(Direction dir, const ConvShape& g, DType dtype, const void* a, const void* b,
+                void* out) {
+  Plan& p = plan_for(dir, g, dtype, a, b, out);
   if (!p.usable) return false;
   // The workspace, from the device's pool in the order of its stream. When the pool cannot
   // give it (the limit does not look at what is free), im2col, which needs less, runs
-  // this call.
+  // this call (bfloat16: the float32 path).
   ScratchBuffer ws(d_, p.workspace, std::nothrow);  // freed in stream order after the call
   if (p.workspace > 0 && !ws.get()) {
     if (!p.told_out_of_memory) {
       p.told_out_of_memory = true;
-      log_fallback(dir, g,
+      log_fallback(dir, g, dtype,
                    "no memory for its " + std::to_string(p.workspace) +
                        " bytes of workspace now; later calls try again");
     }
     return false;
   }
   void* const work = ws.get();
-  const float one = 1.f, zero = 0.f;
+  const float one = 1.f, zero = 0.f;  // float for float32 and bfloat16 tensors alike
   cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
   const char* call = "";
   switch (dir) {
@@ -367,20 +382,22 @@ bool Cudnn::run(Direction dir, const ConvShape& g, const void* a, const void* b,
   }
   if (category(s) == CUDNN_STATUS_NOT_SUPPORTED || category(s) == CUDNN_STATUS_BAD_PARAM) {
     // Rejected before anything ran (an algorithm may need aligned addresses, which the
-    // heuristic cannot know): this and later calls of the shape run on im2col.
+    // heuristic cannot know): this and later calls of the shape run elsewhere.
     p.usable = false;
     p.why_not = std::string(call) + " refused the tensors: " + dnn_.cudnnGetErrorString(s);
-    log_fallback(dir, g, p.why_not);
+    log_fallback(dir, g, dtype, p.why_not);
     return false;
   }
   check(s, std::string(call) + " of " + shape_text(g));
   return true;
 }
 
-void Cudnn::log_fallback(Direction dir, const ConvShape& g, const std::string& why) const {
+void Cudnn::log_fallback(Direction dir, const ConvShape& g, DType dtype,
+                         const std::string& why) const {
   if (!host_.log) return;
   const std::string msg = d_.where + ": cuDNN runs no " + direction_name(static_cast<int>(dir)) +
-                          " of " + shape_text(g) + " (" + why + "); im2col runs it";
+                          " of " + shape_text(g) + " in " + dtype_name(dtype) + " (" + why + "); " +
+                          engine_instead(dtype) + " runs it";
   host_.log(host_.log_state, 1 /* DP_LOG_INFO */, msg.c_str());
 }
 

@@ -4,6 +4,7 @@
 
 #include "cuda_backend.h"
 #include "cuda_errors.h"
+#include "float32_copies.h"
 #include "kernels/kernels.h"
 
 namespace dp::cuda_plugin {
@@ -16,6 +17,17 @@ void CudaBackend::need_float(const CudaDevice& d, const KView& v, const char* op
   if (v.dtype == DType::kFloat32 || v.dtype == DType::kFloat64) return;
   raise(host_, Code::kDtypeMismatch, d.where,
         std::string(op) + " needs float32 or float64, got " + dtype_name(v.dtype));
+}
+
+void CudaBackend::need_bf16(const CudaDevice& d, std::initializer_list<NamedView> views,
+                            const char* op) {
+  for (const auto& [name, v] : views) {
+    if (v && v->dtype != DType::kBFloat16) {
+      raise(host_, Code::kDtypeMismatch, d.where,
+            std::string(op) + " in bfloat16: " + name + " is " + dtype_name(v->dtype) +
+                ", not bfloat16");
+    }
+  }
 }
 
 void CudaBackend::fill(int dev, const KView& out, double value) {
@@ -76,10 +88,11 @@ void CudaBackend::argmax(int dev, const KView& x, int dim, const KView& out) {
   launched(d, kernels::argmax(d.compute, x, dim, out), "argmax");
 }
 
-void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
-                         const KView& out, const MatmulParams& p) {
-  CudaDevice& d = worker_device(dev);
-  need_float(d, out, "matmul");
+namespace {
+
+// The row-major GEMM of a matmul call (backend.h's rules for 2-D and batched 3-D views).
+GemmArgs matmul_gemm(const KView& a, const KView& b, const KView* bias, const KView& out,
+                     const MatmulParams& p) {
   const bool batched = out.ndim == 3;
   const int64_t B = batched ? out.shape[0] : 1;
   const int64_t M = out.shape[out.ndim - 2], N = out.shape[out.ndim - 1];
@@ -110,7 +123,32 @@ void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* b
     g.batch = 1;
     g.stride_a = g.stride_c = 0;
   }
-  d.blas->gemm(g);
+  return g;
+}
+
+}  // namespace
+
+void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
+                         const KView& out, const MatmulParams& p) {
+  CudaDevice& d = worker_device(dev);
+  if (out.dtype == DType::kBFloat16) return matmul_bf16(d, dev, a, b, bias, out, p);
+  need_float(d, out, "matmul");
+  d.blas->gemm(matmul_gemm(a, b, bias, out, p));
+}
+
+// cuBLASLt in bfloat16 with float32 accumulation; a shape it has no algorithm for runs in
+// float32 on widened copies, rounded once.
+void CudaBackend::matmul_bf16(CudaDevice& d, int dev, const KView& a, const KView& b,
+                              const KView* bias, const KView& out, const MatmulParams& p) {
+  need_bf16(d, {{"a", &a}, {"b", &b}, {"bias", bias}, {"out", &out}}, "matmul");
+  if (d.blas->try_gemm(matmul_gemm(a, b, bias, out, p))) return;
+  Float32Copies f32(host_, d);
+  const KView a32 = f32.in(a), b32 = f32.in(b);
+  KView bias32;
+  if (bias) bias32 = f32.in(*bias);
+  const KView out32 = f32.out(out, p.accumulate);
+  matmul(dev, a32, b32, bias ? &bias32 : nullptr, out32, p);
+  f32.finish();
 }
 
 void CudaBackend::softmax(int dev, const KView& x, int dim, bool log, const KView& out) {
@@ -185,7 +223,7 @@ void CudaBackend::dropout_mask(int dev, const KView& mask, double p, uint64_t se
 // check_data_errors): checking here would cost a device-to-host round trip per call.
 void CudaBackend::embedding(int dev, const KView& idx, const KView& weight, const KView& out) {
   CudaDevice& d = worker_device(dev);
-  need_float(d, weight, "embedding");
+  if (weight.dtype != DType::kBFloat16) need_float(d, weight, "embedding");  // a row copy
   launched(d, kernels::embedding(d.compute, idx, weight, out, d.error_sink()), "embedding");
 }
 

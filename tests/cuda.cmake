@@ -13,8 +13,9 @@ if(DP_CUDA_ENABLED)
   target_compile_definitions(test_cuda PRIVATE
                              DP_CUDA_PLUGIN_PATH="$<TARGET_FILE:dataparallel_cuda>")
   add_dependencies(test_cuda dataparallel_cuda)
-  # Memory a foreign producer writes on its own stream (the DLPack import test).
-  target_sources(test_cuda PRIVATE cuda/test_cuda_dlpack.cc)
+  # cudart directly: memory a foreign producer writes on its own stream (the DLPack import
+  # test), and the compute capability the bfloat16 tests hold bf16_native to.
+  target_sources(test_cuda PRIVATE cuda/test_cuda_dlpack.cc cuda/test_cuda_bf16.cc)
   target_link_libraries(test_cuda PRIVATE CUDA::cudart)
 endif()
 if(DP_CUDNN_ENABLED)

@@ -68,11 +68,12 @@ __global__ void rows_to_images_kernel(const T* rows, T* y, ConvShape g, int64_t 
 template <class T>
 __global__ void channel_bias_relu_kernel(T* y, const T* bias, int64_t channels, int64_t pixels,
                                          int64_t n, bool relu) {
+  using C = typename Compute<T>::type;
   DP_FOR_EACH(t, n) {
-    T v = y[t];
-    if (bias) v += bias[(t / pixels) % channels];
-    if (relu && v < T(0)) v = T(0);  // NaN stays NaN
-    y[t] = v;
+    C v = load_as<C>(y[t]);
+    if (bias) v += load_as<C>(bias[(t / pixels) % channels]);
+    if (relu && v < C(0)) v = C(0);  // NaN stays NaN
+    y[t] = T(v);
   }
 }
 
@@ -196,6 +197,9 @@ cudaError_t channel_bias_relu(cudaStream_t s, DType dtype, void* y, const ConvSh
   if (dtype == DType::kFloat32) {
     channel_bias_relu_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
         static_cast<float*>(y), static_cast<const float*>(bias), g.O, g.pixels(), n, relu);
+  } else if (dtype == DType::kBFloat16) {
+    channel_bias_relu_kernel<BFloat16><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<BFloat16*>(y), static_cast<const BFloat16*>(bias), g.O, g.pixels(), n, relu);
   } else {
     channel_bias_relu_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
         static_cast<double*>(y), static_cast<const double*>(bias), g.O, g.pixels(), n, relu);

@@ -121,11 +121,12 @@ __global__ void unary_backward_kernel(UnaryOp op, const T* gy, const T* saved, T
 template <class T>
 __global__ void bias_relu_kernel(T* c, int64_t n, int64_t cols, const T* bias, bool relu,
                                  bool zero_first) {
+  using C = typename Compute<T>::type;
   DP_FOR_EACH(i, n) {
-    T v = zero_first ? T(0) : c[i];
-    if (bias) v += bias[i % cols];
-    if (relu && v < T(0)) v = T(0);
-    c[i] = v;
+    C v = zero_first ? C(0) : load_as<C>(c[i]);
+    if (bias) v += load_as<C>(bias[i % cols]);
+    if (relu && v < C(0)) v = C(0);
+    c[i] = T(v);
   }
 }
 
@@ -283,6 +284,9 @@ cudaError_t bias_relu(cudaStream_t s, DType dtype, void* c, int64_t rows, int64_
   if (dtype == DType::kFloat32) {
     bias_relu_kernel<float><<<grid_for(n), kThreads, 0, s>>>(
         static_cast<float*>(c), n, cols, static_cast<const float*>(bias), relu, zero_first);
+  } else if (dtype == DType::kBFloat16) {
+    bias_relu_kernel<BFloat16><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<BFloat16*>(c), n, cols, static_cast<const BFloat16*>(bias), relu, zero_first);
   } else {
     bias_relu_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
         static_cast<double*>(c), n, cols, static_cast<const double*>(bias), relu, zero_first);
@@ -310,6 +314,9 @@ cudaError_t embedding(cudaStream_t s, const KView& idx, const KView& weight, con
   if (weight.dtype == DType::kFloat32) {
     embedding_kernel<float><<<grid_for(n), kThreads, 0, s>>>(idx.as<int64_t>(), weight.as<float>(),
                                                              out.as<float>(), n, rows, dim, error);
+  } else if (weight.dtype == DType::kBFloat16) {  // a row copy, as for the other dtypes
+    embedding_kernel<BFloat16><<<grid_for(n), kThreads, 0, s>>>(
+        idx.as<int64_t>(), weight.as<BFloat16>(), out.as<BFloat16>(), n, rows, dim, error);
   } else {
     embedding_kernel<double><<<grid_for(n), kThreads, 0, s>>>(
         idx.as<int64_t>(), weight.as<double>(), out.as<double>(), n, rows, dim, error);

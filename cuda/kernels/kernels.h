@@ -2,7 +2,9 @@
 // enqueues its work on `stream` and returns the launch status; the caller (cuda_ops.cc,
 // cuda_conv.cc) has already checked dtypes and shapes and turns a failed status into the
 // backend's error. Views live on the stream's device. Float kernels exist for float32
-// and float64; the dtype of the named view selects the instantiation.
+// and float64; the dtype of the named view selects the instantiation. bfloat16 views reach
+// only the kernels that say so (the core stages the others through float32); those compute
+// in float and round each result once.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -56,6 +58,7 @@ struct ConvShape {
 namespace kernels {
 
 // ---- elementwise.cu ----
+// Every dtype, bfloat16 included (cast: from and to every dtype).
 cudaError_t fill(cudaStream_t s, const KView& out, double value);
 cudaError_t cast(cudaStream_t s, const KView& x, const KView& out);
 // float32, float64 and int64.
@@ -65,10 +68,11 @@ cudaError_t unary(cudaStream_t s, UnaryOp op, const KView& x, const KView& out);
 cudaError_t unary_backward(cudaStream_t s, UnaryOp op, const KView& gy, const KView& saved,
                            const KView& gx);
 // c[r, j] = relu?((zero_first ? 0 : c[r, j]) + bias[j]) over rows x cols; bias may be null.
-// The epilogue of products whose cuBLASLt plan could not fuse it.
+// The epilogue of products whose cuBLASLt plan could not fuse it. bfloat16 too.
 cudaError_t bias_relu(cudaStream_t s, DType dtype, void* c, int64_t rows, int64_t cols,
                       const void* bias, bool relu, bool zero_first);
 cudaError_t dropout_mask(cudaStream_t s, const KView& mask, double p, uint64_t seed);
+// A row copy: bfloat16 weights too.
 cudaError_t embedding(cudaStream_t s, const KView& idx, const KView& weight, const KView& out,
                       DataErrorSink error);
 cudaError_t embedding_backward(cudaStream_t s, const KView& idx, const KView& gy, const KView& gw);
@@ -78,7 +82,7 @@ cudaError_t adam_step(cudaStream_t s, const KView& param, const KView& grad, con
                       const KView& v, const AdamParams& p);
 
 // ---- reduce.cu (temporaries come from `pool`, stream-ordered) ----
-// float32, float64 and int64.
+// float32, float64, int64 and bfloat16 (x and out of one dtype).
 cudaError_t reduce_sum(cudaStream_t s, cudaMemPool_t pool, const KView& x, const KView& out);
 cudaError_t argmax(cudaStream_t s, const KView& x, int dim, const KView& out);
 cudaError_t softmax(cudaStream_t s, const KView& x, int dim, bool log, const KView& out);
@@ -110,6 +114,7 @@ cudaError_t col2im(cudaStream_t s, DType dtype, const void* col, void* gx, const
 cudaError_t rows_to_images(cudaStream_t s, DType dtype, const void* rows, void* y,
                            const ConvShape& g, int64_t n0, int64_t nb, const void* bias, bool relu);
 // y [N, O, OH, OW] in place: adds bias[o] (may be null), then applies ReLU when asked.
+// bfloat16 too (cuDNN's bfloat16 convolutions).
 cudaError_t channel_bias_relu(cudaStream_t s, DType dtype, void* y, const ConvShape& g,
                               const void* bias, bool relu);
 // The inverse layout change, without bias: images [n0, n0 + nb) of gy -> rows.

@@ -1,6 +1,7 @@
 // What every kernel file shares: grid sizing for grid-stride loops, the accumulator type
-// of a sum, block reductions and the data-error record; and the per-element formulas with
-// their float/double math overloads (device/element_math.h), shared with the CPU backend.
+// of a sum, the arithmetic type of bfloat16, block reductions and the data-error record;
+// and the per-element formulas with their float/double math overloads
+// (device/element_math.h), shared with the CPU backend.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,6 +11,7 @@
 #include "kernels/kernels.h"  // backend.h, included the way nvcc accepts it
 
 // after kernels.h, which has included backend.h already
+#include "device/bfloat16.h"
 #include "device/element_math.h"
 
 namespace dp::cuda_plugin::kernels {
@@ -39,6 +41,29 @@ template <>
 struct Accumulator<int64_t> {
   using type = int64_t;
 };
+
+// The type arithmetic on elements of T runs in: float for bfloat16, whose kernels widen
+// each element, compute in float and round the result once when they store it; T itself
+// otherwise.
+template <class T>
+struct Compute {
+  using type = T;
+};
+template <>
+struct Compute<BFloat16> {
+  using type = float;
+};
+
+// An element as arithmetic type C (a bfloat16 widens exactly to float first: its
+// conversion is explicit and yields float only).
+template <class C, class T>
+__device__ inline C load_as(T v) {
+  return static_cast<C>(v);
+}
+template <class C>
+__device__ inline C load_as(BFloat16 v) {
+  return static_cast<C>(static_cast<float>(v));
+}
 
 template <class T>
 __device__ inline T warp_sum(T v) {

@@ -1,6 +1,7 @@
 // Kernels that reduce: sums over any set of dimensions, argmax, softmax and its backward,
 // the negative log-likelihood and batch normalisation's per-channel statistics. Sums of
-// floats accumulate in double, so they are at least as accurate as the CPU backend's.
+// floats (bfloat16 too) accumulate in double, so they are at least as accurate as the CPU
+// backend's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -77,7 +78,7 @@ __global__ void sum_rows_kernel(const In* x, Out* y, int64_t rows, int64_t len, 
     const int64_t begin = part * seg, end = imin(len, begin + seg);
     const In* row = x + r * len;
     A acc = A(0);
-    for (int64_t k = begin + lane; k < end; k += 32) acc += static_cast<A>(row[k]);
+    for (int64_t k = begin + lane; k < end; k += 32) acc += load_as<A>(row[k]);
     acc = warp_sum(acc);
     if (lane == 0) y[w] = static_cast<Out>(acc);
   }
@@ -93,7 +94,7 @@ __global__ void sum_cols_kernel(const In* x, Out* y, int64_t outer, int64_t mid,
     const int64_t begin = part * seg, end = imin(mid, begin + seg);
     const In* base = x + o * mid * inner + i;
     A acc = A(0);
-    for (int64_t m = begin; m < end; ++m) acc += static_cast<A>(base[m * inner]);
+    for (int64_t m = begin; m < end; ++m) acc += load_as<A>(base[m * inner]);
     y[t] = static_cast<Out>(acc);
   }
 }
@@ -530,6 +531,8 @@ cudaError_t reduce_sum(cudaStream_t s, cudaMemPool_t pool, const KView& x, const
       return reduce_typed<double>(s, pool, x, out);
     case DType::kInt64:
       return reduce_typed<int64_t>(s, pool, x, out);
+    case DType::kBFloat16:  // accumulated in double, rounded once (the conv bias gradient)
+      return reduce_typed<BFloat16>(s, pool, x, out);
     default:
       return cudaErrorInvalidValue;
   }

@@ -76,6 +76,7 @@ class FakeComm final : public ProcessComm {
 
   void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) override {
     on_owner("allreduce");
+    if (dtype == DType::kBFloat16) return allreduce_bf16(static_cast<uint16_t*>(buf), count, op);
     MPI_Datatype type = dtype == DType::kFloat32   ? MPI_FLOAT
                         : dtype == DType::kFloat64 ? MPI_DOUBLE
                         : dtype == DType::kInt64   ? MPI_INT64_T
@@ -101,6 +102,18 @@ class FakeComm final : public ProcessComm {
   }
 
  private:
+  // MPI has no bfloat16: the values widened to float, reduced, and rounded once, which is
+  // what NCCL gives for two ranks.
+  void allreduce_bf16(uint16_t* buf, int64_t count, CollectiveOp op) {
+    std::vector<float> wide(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) wide[i] = bf16_to_float(buf[i]);
+    MPI_Op mop = op == CollectiveOp::kMax ? MPI_MAX : op == CollectiveOp::kMin ? MPI_MIN : MPI_SUM;
+    MPI_Allreduce(MPI_IN_PLACE, wide.data(), static_cast<int>(count), MPI_FLOAT, mop, comm_);
+    int size = 1;
+    if (op == CollectiveOp::kAverage) MPI_Comm_size(comm_, &size);
+    for (int64_t i = 0; i < count; ++i) buf[i] = float_to_bf16(wide[i] / static_cast<float>(size));
+  }
+
   void on_owner(const char* call) {
     if (std::this_thread::get_id() != owner_) {
       fail(host_, Code::kInternal,
