@@ -15,6 +15,7 @@
 
 #include "device/trace.h"
 #include "error.h"
+#include "ops/ops.h"
 #include "tensor/copy.h"
 
 namespace dp {
@@ -402,6 +403,14 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
                     " (NCCL)",
                 [comm, t, cop] { comm->allreduce(t.data(), t.numel(), t.dtype(), cop); });
     t.bump_version();
+    return;
+  }
+  if (t.dtype() == DType::kBFloat16) {
+    // MPI has no bfloat16 type: the reduction runs in float32 on a widened copy and the
+    // result is rounded once (more accurate than a reduction in bfloat16, as NCCL's is).
+    const Tensor wide = ops::to_dtype(t.detach(), DType::kFloat32);
+    allreduce(wide, op);
+    ops::copy_(t, ops::to_dtype(wide, DType::kBFloat16));
     return;
   }
   Tensor host = host_view(t);

@@ -56,6 +56,23 @@ static void process_group_collectives_match_hand_computed(void** state) {
   assert_float_equal(fo[2], -1, 0);
   dp_tensor_release(t);
 
+  /* bfloat16 through MPI (no bfloat16 type there): summed in float32, rounded once. The
+     values and their sums are exact in bfloat16. */
+  const float bv[2] = {1.5f * (float)(r + 1), -0.25f};
+  dp_tensor* bf = vec(DP_FLOAT32, bv, 2);
+  dp_tensor* b16 = NULL;
+  ASSERT_OK(dp_tensor_to_dtype(bf, DP_BFLOAT16, &b16));
+  ASSERT_OK(dp_process_group_allreduce(g_group, b16, DP_REDUCE_SUM));
+  dp_tensor* back = NULL;
+  ASSERT_OK(dp_tensor_to_dtype(b16, DP_FLOAT32, &back));
+  float bo[2];
+  ASSERT_OK(dp_tensor_to_host(back, bo, sizeof bo));
+  assert_float_equal(bo[0], 1.5 * w * (w + 1) / 2, 0);
+  assert_float_equal(bo[1], -0.25 * w, 0);
+  dp_tensor_release(bf);
+  dp_tensor_release(b16);
+  dp_tensor_release(back);
+
   int64_t ints[3] = {g_rank * 10, g_rank * 10 + 1, g_rank * 10 + 2};
   t = vec(DP_INT64, ints, 3);
   ASSERT_OK(dp_process_group_broadcast(g_group, t, g_size - 1));

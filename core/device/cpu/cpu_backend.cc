@@ -304,9 +304,29 @@ void CpuBackend::argmax(int, const KView& x, int dim, const KView& out) {
   by_float(x, "argmax", [&](auto t) { ref::argmax<decltype(t)>(x, dim, out); });
 }
 
+bool CpuBackend::runs_bf16(Bf16Kernel kernel, int) const {
+  return kernel == Bf16Kernel::kMatmul && dnnl_cpu::bf16_native();
+}
+
+bool CpuBackend::bf16_native(int) const {
+  return dnnl_cpu::bf16_native();
+}
+
 void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
                         const KView& out, const MatmulParams& p) {
   if (f32(out) && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
+  if (out.dtype == DType::kBFloat16) {  // runs_bf16: the CPU has native bfloat16
+    if (dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
+    // K = 0 (oneDNN is not asked): out = relu((accumulate ? out : 0) + bias).
+    BFloat16* o = out.as<BFloat16>();
+    const int64_t cols = out.shape[out.ndim - 1];
+    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+      float v = p.accumulate ? static_cast<float>(o[i]) : 0.f;
+      if (bias) v += static_cast<float>(bias->as<BFloat16>()[i % cols]);
+      o[i] = BFloat16(p.relu && !(v > 0) && v == v ? 0.f : v);
+    }
+    return;
+  }
   by_float(out, "matmul", [&](auto t) { ref::matmul<decltype(t)>(a, b, bias, out, p); });
 }
 

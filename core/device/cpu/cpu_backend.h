@@ -92,6 +92,11 @@ class CpuBackend final : public Backend {
   void adam_step(int dev, const KView& param, const KView& grad, const KView& m, const KView& v,
                  const AdamParams& p) override;
 
+  // bfloat16: matmul runs oneDNN's bfloat16 primitive where the CPU has native bfloat16
+  // (dnnl_cpu::bf16_native); the core stages every other kernel through float32.
+  bool runs_bf16(Bf16Kernel kernel, int dev) const override;
+  bool bf16_native(int dev) const override;
+
   // Cached oneDNN primitives of a device (tests check the cache is used).
   size_t primitive_cache_size(int dev) const;
 

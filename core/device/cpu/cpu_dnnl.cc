@@ -73,11 +73,16 @@ memory::dims row_major_strides(const memory::dims& d) {
   return s;
 }
 
-memory::desc md_of(const memory::dims& d) {
-  return memory::desc(d, dt::f32, row_major_strides(d));
+// oneDNN's type of a float32 or bfloat16 view (the only dtypes these kernels take).
+dt dt_of(DType t) {
+  return t == DType::kBFloat16 ? dt::bf16 : dt::f32;
+}
+
+memory::desc md_of(const memory::dims& d, dt type = dt::f32) {
+  return memory::desc(d, type, row_major_strides(d));
 }
 memory::desc md_of(const KView& v) {
-  return md_of(dims_of(v));
+  return md_of(dims_of(v), dt_of(v.dtype));
 }
 
 void* mut(const void* p) {
@@ -396,7 +401,18 @@ static memory::desc matrix_md(const KView& v, bool trans, bool batched) {
     dims.insert(dims.begin(), B);
     strides.insert(strides.begin(), r * c);
   }
-  return memory::desc(dims, dt::f32, strides);
+  return memory::desc(dims, dt_of(v.dtype), strides);
+}
+
+bool bf16_native() {
+  static const bool native = [] {
+    const char* env = std::getenv("DP_CPU_BF16");
+    if (env && std::string(env) == "fp32") return false;
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & bf16) == bf16;  // the ISA values are feature masks; AMX includes it
+  }();
+  return native;
 }
 
 bool matmul(DnnlDevice& d, const KView& a, const KView& b, const KView* bias, const KView& out,
@@ -408,13 +424,18 @@ bool matmul(DnnlDevice& d, const KView& a, const KView& b, const KView* bias, co
   Key key('m');
   key.add(a).add(b).add(out).add(bias != nullptr).add(p.trans_a).add(p.trans_b);
   key.add(p.accumulate).add(p.relu);
-  // Descriptors are built only on a cache miss: the key fixes them.
+  key.add(static_cast<int64_t>(out.dtype))
+      .add(static_cast<int64_t>(bias ? bias->dtype : out.dtype));
+  // Descriptors are built only on a cache miss: the key fixes them. bfloat16 views (on a
+  // CPU with native bfloat16) make a bfloat16 primitive: float32 sums, bias and post-ops,
+  // one rounding of the result.
+  const dt bias_type = bias ? dt_of(bias->dtype) : dt::f32;
   auto amd = [&] { return matrix_md(a, p.trans_a, batched); };
   auto bmd = [&] { return matrix_md(b, p.trans_b, batched); };
   auto omd = [&] { return md_of(out); };
   auto bias_md = [&] {
     const int64_t N = out.shape[out.ndim - 1];
-    return batched ? md_of(memory::dims{1, 1, N}) : md_of(memory::dims{1, N});
+    return batched ? md_of(memory::dims{1, 1, N}, bias_type) : md_of(memory::dims{1, N}, bias_type);
   };
   guarded("matmul", [&] {
     Cached& c = d.get<dnnl::matmul>(key, [&](dnnl::primitive_attr attr) {

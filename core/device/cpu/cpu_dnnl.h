@@ -21,6 +21,11 @@ void leave_single_thread(int previous);
 // Number of cached primitives (for tests of the cache).
 size_t cache_size(const DnnlDevice& d);
 
+// Whether this CPU runs oneDNN's bfloat16 primitives natively (AVX512-BF16 or AMX, as
+// oneDNN detects it), unless the environment sets DP_CPU_BF16=fp32. matmul then takes
+// bfloat16 views (Backend::runs_bf16); every other kernel stays float32.
+bool bf16_native();
+
 // Each returns false when oneDNN has no primitive for the request (the caller then uses
 // the reference loops); throws dp::Error(kBackend) when oneDNN fails.
 bool binary(DnnlDevice& d, BinaryOp op, const KView& a, const KView& b, const KView& out);
