@@ -8,6 +8,7 @@ import os
 from . import capi
 from ._handle import Handle, handle_of
 from .devices import device as as_device, from_c
+from .dtypes import dtype_of
 from .errors import Error
 from .nn import Module, _Replica, _raise_from_forward
 from .tensor import Tensor, _ths, _wrap
@@ -33,13 +34,15 @@ class DataParallel(Handle):
     forwards while grad mode is off and nothing changed. buffer_sync: "none" (PyTorch:
     replica 0's buffer updates) or "average". alias_cpu: CPU replicas share parameter
     memory instead of copying it. bucket_bytes: broadcast bucket size (0: 10 MiB).
+    grad_reduce_dtype: float32 (default), or bfloat16 to move and sum the replicas'
+    float32 gradients in bfloat16, as PyTorch DDP's bf16_compress_hook (docs/autocast.md).
     """
 
     __slots__ = ("_h", "_module", "_gather", "__weakref__")
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0, *, chunk_sizes=None,
                  gather=True, cache_replicas=False, buffer_sync="none", alias_cpu=True,
-                 bucket_bytes=0):
+                 bucket_bytes=0, grad_reduce_dtype="float32"):
         options = capi.dp_data_parallel_options()
         if chunk_sizes is not None:
             options.set_chunk_sizes([int(c) for c in chunk_sizes])
@@ -50,6 +53,7 @@ class DataParallel(Handle):
         options.buffer_sync = _BUFFER_SYNC[buffer_sync]
         options.alias_cpu = int(bool(alias_cpu))
         options.bucket_bytes = bucket_bytes
+        options.grad_reduce_dtype = int(dtype_of(grad_reduce_dtype))
         output = None if output_device is None else as_device(output_device)
         self._h = capi.dp_data_parallel_create(handle_of(module, Module, "module"),
                                                _devices(device_ids), output, dim, options)

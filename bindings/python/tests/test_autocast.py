@@ -117,6 +117,29 @@ def test_data_parallel_replicas_run_under_the_callers_autocast(ctx):
                        dp.bfloat16_to_float32(single.numpy()), rtol=2**-7, atol=2**-7)
 
 
+def test_a_bfloat16_gradient_reduce_rounds_the_other_replicas_gradients(ctx):
+    # float32 training (no autocast) over 2 devices: replica 1's gradients are rounded to
+    # bfloat16 before they are summed into replica 0's, so each gradient is within 2**-8 of
+    # its tensor's largest magnitude of the float32 reduce, and not equal to it.
+    x = ctx.tensor(np.random.default_rng(1).standard_normal((8, 4)).astype(np.float32))
+    y = ctx.tensor(np.arange(8) % 3)
+    model = dp.Sequential(ctx, dp.Linear(ctx, 4, 6), dp.ReLU(ctx), dp.Linear(ctx, 6, 3))
+    grads = {}
+    for reduce in ("float32", "bfloat16"):
+        model.zero_grad()
+        net = dp.DataParallel(model, device_ids=["cpu:0", "cpu:1"], grad_reduce_dtype=reduce)
+        dp.cross_entropy(net(x), y).backward()
+        grads[reduce] = [p.grad.numpy().copy() for p in model.parameters()]
+    changed = False
+    for a, b in zip(grads["float32"], grads["bfloat16"]):
+        assert np.all(np.abs(b - a) <= 2**-8 * np.abs(a).max())
+        changed |= not np.array_equal(a, b)
+    assert changed
+    with pytest.raises(dp.InvalidArgumentError, match="grad_reduce_dtype = 2"):
+        dp.DataParallel(dp.Linear(ctx, 2, 2), device_ids=["cpu:0", "cpu:1"],
+                        grad_reduce_dtype="int64")
+
+
 # ---- what a bfloat16 linear computes ---------------------------------------------------
 # Error bound of a linear under autocast, against float64 math on the bfloat16-rounded
 # inputs x, W, b (the reference the library's result should match):

@@ -42,6 +42,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
     private BufferSync bufferSync = BufferSync.NONE;
     private boolean aliasCpu = true;
     private long bucketBytes;
+    private DType gradReduceDtype = DType.FLOAT32;
 
     private Builder(Module module) { this.module = Objects.requireNonNull(module, "module"); }
 
@@ -106,6 +107,15 @@ public final class DataParallel extends Handle<dp_data_parallel> {
       return this;
     }
 
+    /**
+     * The dtype the replicas' float32 gradients move and are summed in: FLOAT32 (default), or
+     * BFLOAT16 as PyTorch DDP's bf16_compress_hook (docs/autocast.md).
+     */
+    public Builder gradReduceDtype(DType dtype) {
+      this.gradReduceDtype = java.util.Objects.requireNonNull(dtype, "dtype");
+      return this;
+    }
+
     public DataParallel build() {
       dp_data_parallel_options o = new dp_data_parallel_options();
       dp_device out = outputDevice == null ? null : outputDevice.toNative();
@@ -116,6 +126,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
         o.setBuffer_sync(bufferSync.ordinal());
         o.setAlias_cpu(aliasCpu ? 1 : 0);
         o.setBucket_bytes(bucketBytes);
+        o.setGrad_reduce_dtype(gradReduceDtype.value());
         return new DataParallel(
             CApi.dp_data_parallel_create(module.handle(), Device.pairs(devices), out, dim, o),
             module);

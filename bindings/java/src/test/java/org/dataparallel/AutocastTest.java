@@ -149,6 +149,29 @@ class AutocastTest {
   }
 
   @Test
+  void aBfloat16GradientReduceIsAnOptionAndOtherDtypesAreRefused() {
+    try (Context ctx = TestSupport.context();
+         Sequential m = Sequential.builder(ctx).linear(4, 6).relu().linear(6, 2).build();
+         DataParallel dp = DataParallel.builder(m)
+                               .devices(Device.cpu(0), Device.cpu(1))
+                               .gradReduceDtype(DType.BFLOAT16)
+                               .build();
+         Tensor x = Tensor.full(ctx, 0.5, 4, 4);
+         Tensor out = dp.forward(x);
+         Tensor loss = out.mean()) {
+      loss.backward();
+      DataParallelException e = assertThrows(DataParallelException.class,
+          ()
+              -> DataParallel.builder(m)
+                     .devices(Device.cpu(0), Device.cpu(1))
+                     .gradReduceDtype(DType.INT64)
+                     .build());
+      assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
+      assertTrue(e.getMessage().contains("grad_reduce_dtype = 2"), e.getMessage());
+    }
+  }
+
+  @Test
   void bf16NativeReportsTheProcessor() throws Exception {
     String flags = Files.readString(Path.of("/proc/cpuinfo"));
     boolean expected = flags.contains(" avx512_bf16") || flags.contains(" amx_bf16");
