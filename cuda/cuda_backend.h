@@ -205,6 +205,8 @@ class CudaBackend final : public Backend {
                                  const KView& gx, const Conv2dParams& p);
   void conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KView& x, const KView& gy,
                                     const KView& gw, const KView* gbias, const Conv2dParams& p);
+  void conv_bias_gradient(CudaDevice& d, const KView& gy, const KView& gbias, int64_t images,
+                          int64_t channels, int64_t pixels);
   // Raises kDtypeMismatch, naming op and the operand, unless every view given (null: an
   // absent operand) is bfloat16.
   using NamedView = std::pair<const char*, const KView*>;

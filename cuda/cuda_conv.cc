@@ -170,6 +170,22 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
   });
 }
 
+// A convolution's bias gradient: gy summed over images and pixels, [N, O, P] -> [1, O, 1]
+// (in double for bfloat16, rounded once).
+void CudaBackend::conv_bias_gradient(CudaDevice& d, const KView& gy, const KView& gbias,
+                                     int64_t images, int64_t channels, int64_t pixels) {
+  KView from = gy, to = gbias;
+  from.ndim = 3;
+  from.shape[0] = images;
+  from.shape[1] = channels;
+  from.shape[2] = pixels;
+  to.ndim = 3;
+  to.shape[0] = 1;
+  to.shape[1] = channels;
+  to.shape[2] = 1;
+  launched(d, kernels::reduce_sum(d.compute, d.pool, from, to), "conv2d bias gradient");
+}
+
 void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
                                           const KView* gbias, const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
@@ -179,19 +195,7 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
   need_float(d, gw, "conv2d backward");
   const ConvShape g = conv_shape(x, gw, gy, p);
   const int64_t P = g.pixels();
-  if (gbias) {
-    // The bias gradient is gy summed over images and pixels: [N, O, P] -> [1, O, 1].
-    KView from = gy, to = *gbias;
-    from.ndim = 3;
-    from.shape[0] = g.N;
-    from.shape[1] = g.O;
-    from.shape[2] = P;
-    to.ndim = 3;
-    to.shape[0] = 1;
-    to.shape[1] = g.O;
-    to.shape[2] = 1;
-    launched(d, kernels::reduce_sum(d.compute, d.pool, from, to), "conv2d bias gradient");
-  }
+  if (gbias) conv_bias_gradient(d, gy, *gbias, g.N, g.O, P);
   if (gw.numel() == 0) return;
   if (g.N == 0 || P == 0) {  // no output positions: the weights get no gradient
     launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
@@ -277,19 +281,7 @@ void CudaBackend::conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KVi
             "conv2d backward weights");
   const ConvShape g = conv_shape(x, gw, gy, p);
   const int64_t P = g.pixels();
-  if (gbias) {
-    // gy summed over images and pixels ([N, O, P] -> [1, O, 1]) in double, rounded once.
-    KView from = gy, to = *gbias;
-    from.ndim = 3;
-    from.shape[0] = g.N;
-    from.shape[1] = g.O;
-    from.shape[2] = P;
-    to.ndim = 3;
-    to.shape[0] = 1;
-    to.shape[1] = g.O;
-    to.shape[2] = 1;
-    launched(d, kernels::reduce_sum(d.compute, d.pool, from, to), "conv2d bias gradient");
-  }
+  if (gbias) conv_bias_gradient(d, gy, *gbias, g.N, g.O, P);
   if (gw.numel() == 0) return;
   if (g.N == 0 || P == 0) {  // no output positions: the weights get no gradient
     launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
