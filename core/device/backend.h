@@ -62,6 +62,10 @@ struct MatmulParams {
 struct Conv2dParams {  // dilation 1, groups 1; the kernel size comes from the weight
   int stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
   bool relu = false;  // forward only: y = relu(conv(x) + bias)
+  // conv_relu_pool only: round y to bfloat16 values before pooling, so that a float32
+  // block staged for bfloat16 views (device/bf16_staging.h) pools what bfloat16 ops would.
+  // A backend with the block honours it.
+  bool round_bf16 = false;
 };
 
 struct Pool2dParams {

@@ -28,6 +28,12 @@ KView f32_shape(const KView& v) {
   return out;
 }
 
+// cp with the block's rounding of its convolution output to bfloat16 on.
+Conv2dParams rounding(Conv2dParams cp) {
+  cp.round_bf16 = true;
+  return cp;
+}
+
 // The float32 buffers of one staged call, freed when it ends.
 class Staged {
  public:
@@ -282,30 +288,44 @@ void Bf16Staging::adam_step(int dev, const KView& param, const KView& grad, cons
   s.finish();
 }
 
-// Without a bfloat16 block in the backend, callers compose conv2d (its output rounded to
-// bfloat16) and the pooling: a float32 block would pool the unrounded values, and where
-// two of a window round to the same bfloat16 its gradient could reach a different input
-// than the composed ops' (the first maximum, as PyTorch's) does.
+// The conv + ReLU + pool block of a backend without a bfloat16 one runs in float32 with
+// Conv2dParams::round_bf16, which rounds the convolution's output before pooling: pooling
+// then sees the values bfloat16 ops would (where two of a window round to the same value,
+// the gradient reaches the first, as PyTorch's), and its result is exact in bfloat16.
 size_t Bf16Staging::conv_relu_pool_state_bytes(int dev, const KView& x, const KView& w, bool bias,
                                                const KView& y, const KView& z,
                                                const Conv2dParams& cp, const Pool2dParams& pp) {
-  if (any_bf16({&x, &w, &z}) && !inner_->runs_bf16(Bf16Kernel::kConvReluPool, dev)) return 0;
-  return inner_->conv_relu_pool_state_bytes(dev, x, w, bias, y, z, cp, pp);
+  if (!any_bf16({&x, &w, &z}) || inner_->runs_bf16(Bf16Kernel::kConvReluPool, dev)) {
+    return inner_->conv_relu_pool_state_bytes(dev, x, w, bias, y, z, cp, pp);
+  }
+  return inner_->conv_relu_pool_state_bytes(dev, f32_shape(x), f32_shape(w), bias, f32_shape(y),
+                                            f32_shape(z), rounding(cp), pp);
 }
 
-// Reached with bfloat16 views only when the backend runs its own bfloat16 block (see
-// conv_relu_pool_state_bytes).
 void Bf16Staging::conv_relu_pool(int dev, const KView& x, const KView& w, const KView* bias,
                                  const KView& y, const KView& z, void* state,
                                  const Conv2dParams& cp, const Pool2dParams& pp) {
-  inner_->conv_relu_pool(dev, x, w, bias, y, z, state, cp, pp);
+  if (!any_bf16({&x, &w, bias, &z}) || inner_->runs_bf16(Bf16Kernel::kConvReluPool, dev)) {
+    return inner_->conv_relu_pool(dev, x, w, bias, y, z, state, cp, pp);
+  }
+  Staged s(*inner_, dev);
+  inner_->conv_relu_pool(dev, s.in(x), s.in(w), s.in(bias), f32_shape(y), s.out(z), state,
+                         rounding(cp), pp);
+  s.finish();
 }
 
 void Bf16Staging::conv_relu_pool_backward(int dev, const KView& gz, const KView& x, const KView& w,
                                           const KView& y, const KView& z, const void* state,
                                           const KView* gx, const KView& gw, const KView* gbias,
                                           const Conv2dParams& cp, const Pool2dParams& pp) {
-  inner_->conv_relu_pool_backward(dev, gz, x, w, y, z, state, gx, gw, gbias, cp, pp);
+  if (!any_bf16({&gz, &x, &w, &z, gx, &gw, gbias}) ||
+      inner_->runs_bf16(Bf16Kernel::kConvReluPool, dev)) {
+    return inner_->conv_relu_pool_backward(dev, gz, x, w, y, z, state, gx, gw, gbias, cp, pp);
+  }
+  Staged s(*inner_, dev);
+  inner_->conv_relu_pool_backward(dev, s.in(gz), s.in(x), s.in(w), f32_shape(y), s.in(z), state,
+                                  s.out(gx), s.out(gw), s.out(gbias), rounding(cp), pp);
+  s.finish();
 }
 
 }  // namespace dp

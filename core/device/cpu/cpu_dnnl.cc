@@ -848,6 +848,10 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
         {DNNL_ARG_DST, y_mem}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(*b.conv, std::move(args));
+    if (cp.round_bf16) {
+      cpu_loops::round_to_bf16(reinterpret_cast<float*>(y_data),
+                               static_cast<int64_t>(b.y_bytes / sizeof(float)));
+    }
     memory z_mem = d.output(b.z_md, z, 4);
     if (b.own_block) {
       cpu_loops::max_pool_blocked(

@@ -330,6 +330,18 @@ void float_to_bf16(const float* __restrict in, uint16_t* __restrict out, int64_t
 }
 
 DP_CLONES
+void round_to_bf16(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, x + i, sizeof u);
+    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    u = nan ? (u | 0x00400000u) & 0xffff0000u : rounded;
+    std::memcpy(x + i, &u, sizeof u);
+  }
+}
+
+DP_CLONES
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
   in_write_blocks(
       n, {w, buf}, [&](int64_t b, int64_t e) __attribute__((always_inline)) {

@@ -77,6 +77,8 @@ void conv_single_channel_backward_weights(const float* x, const float* gy, float
 // even; NaN stays NaN), written so that the compiler vectorises them.
 void bf16_to_float(const uint16_t* in, float* out, int64_t n);
 void float_to_bf16(const float* in, uint16_t* out, int64_t n);
+// Each of x[0..n) rounded to the nearest bfloat16 value, kept as float32.
+void round_to_bf16(float* x, int64_t n);
 
 // In-place SGD and Adam updates with PyTorch's rules (see ref::sgd_step, ref::adam_step).
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p);
