@@ -20,6 +20,7 @@
 //                       the CPU has none, its float32 one plus the bf16<->f32 conversions
 //   dp-bench bf16-conv  the CNN's two convolutions (batch 256) the same way
 //   dp-bench bf16       both, after dp_device_bf16_native for cpu:0 and oneDNN's ISA
+//   dp-bench bf16-device  that query alone
 //   dp-bench all        everything above
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
@@ -996,11 +997,11 @@ void bench_bf16_conv() {
 }
 
 void usage() {
-  std::fprintf(
-      stderr,
-      "usage: dp-bench "
-      "[sgemm|linear|copy|train|overhead|scatter|cores|ceiling|bf16|bf16-matmul|bf16-conv|all] "
-      "[--model mlp|cnn] [--devices N] [--limit N]\n");
+  std::fprintf(stderr,
+               "usage: dp-bench "
+               "[sgemm|linear|copy|train|overhead|scatter|cores|ceiling|bf16|bf16-matmul|bf16-conv|"
+               "bf16-device|all] "
+               "[--model mlp|cnn] [--devices N] [--limit N]\n");
 }
 
 }  // namespace
@@ -1035,6 +1036,12 @@ int main(int argc, char** argv) {
   if (all || !std::strcmp(what, "scatter")) any = true, bench_scatter();
   if (all || !std::strcmp(what, "cores")) any = true, bench_cores(devices);
   if (all || !std::strcmp(what, "ceiling")) any = true, bench_ceiling(devices);
+  if (!std::strcmp(what, "bf16-device")) {
+    any = true;
+    dp_context* ctx = make_context(1);
+    print_bf16_header(ctx);
+    dp_context_release(ctx);
+  }
   const bool bf16 = all || !std::strcmp(what, "bf16");
   if (bf16 || !std::strcmp(what, "bf16-matmul")) any = true, bench_bf16_matmul();
   if (bf16 || !std::strcmp(what, "bf16-conv")) any = true, bench_bf16_conv();
