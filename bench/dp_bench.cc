@@ -672,8 +672,8 @@ std::string ratio_json(double ours_s, const DnnlSide& s) {
 }
 
 // The bf16 <-> f32 conversions of the floor, as plain loops the compiler vectorizes:
-// oneDNN 2.6's own bf16 reorders on a CPU without AVX512 are its reference loops, an order
-// of magnitude slower than these.
+// oneDNN 2.6's own bf16 reorders on a CPU without AVX512 are its reference loops, several
+// times slower than these.
 void widen(const uint16_t* from, float* to, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const uint32_t u = static_cast<uint32_t>(from[i]) << 16;
