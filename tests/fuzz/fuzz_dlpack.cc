@@ -44,11 +44,13 @@ size_t supported_size(DLDataType t) {
   if (t.code == kDLFloat && t.bits == 32) return 4;
   if (t.code == kDLFloat && t.bits == 64) return 8;
   if (t.code == kDLInt && t.bits == 64) return 8;
+  if (t.code == kDLBfloat && t.bits == 16) return 2;
   return 0;
 }
 
 dp_dtype dp_dtype_of(DLDataType t) {
   if (t.code == kDLInt) return DP_INT64;
+  if (t.code == kDLBfloat) return DP_BFLOAT16;
   return t.bits == 32 ? DP_FLOAT32 : DP_FLOAT64;
 }
 

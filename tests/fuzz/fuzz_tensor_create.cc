@@ -47,7 +47,10 @@ void count_deleter(void* deleter_data, void* data) {
 }
 
 size_t dtype_size(int dtype) {
-  return dtype == DP_FLOAT32 ? 4 : (dtype == DP_FLOAT64 || dtype == DP_INT64) ? 8 : 0;
+  return dtype == DP_FLOAT32                          ? 4
+         : dtype == DP_BFLOAT16                       ? 2
+         : (dtype == DP_FLOAT64 || dtype == DP_INT64) ? 8
+                                                      : 0;
 }
 
 struct Request {
@@ -72,8 +75,8 @@ Request decode(fuzz::Input& in) {
   q.null_ctx = rare == 1;
   q.null_out = rare == 2;
   const uint8_t dtype_sel = in.u8();
-  q.dtype = dtype_sel < 200 ? dtype_sel % 3
-                            : in.pick<int>({3, -1, 4, 255, 0x7fffffff, INT32_MIN, in.i32()});
+  q.dtype = dtype_sel < 200 ? dtype_sel % 4
+                            : in.pick<int>({5, -1, 4, 255, 0x7fffffff, INT32_MIN, in.i32()});
   q.ndim = in.below(kMaxShape + 1);
   q.null_shape = in.u8() % 32 == 0;
   for (int64_t& s : q.shape) s = fuzz::size_value(in);
@@ -101,10 +104,18 @@ bool full_element(int dtype, double value, unsigned char* out) {
     std::memcpy(out, &value, 8);
     return true;
   }
-  if (dtype == DP_FLOAT32) {
+  if (dtype == DP_FLOAT32 || dtype == DP_BFLOAT16) {
     if (!std::isnan(value) && std::fabs(value) > std::numeric_limits<float>::max()) return false;
     const float f = static_cast<float>(value);
-    std::memcpy(out, &f, 4);
+    if (dtype == DP_FLOAT32) {
+      std::memcpy(out, &f, 4);
+      return true;
+    }
+    // bfloat16: the float's upper half rounded to nearest, ties to even (NaN: any NaN).
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    const uint16_t b = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    std::memcpy(out, &b, 2);
     return true;
   }
   if (!(value >= -0x1p63 && value < 0x1p63)) return false;  // NaN, inf, out of range
