@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/bfloat16.h"
 #include "device/element_math.h"
 
 #if defined(__x86_64__)
@@ -310,35 +311,20 @@ void conv_single_channel_backward_weights(const float* x, const float* gy, float
   }
 }
 
+// The element conversions are device/bfloat16.h's, inlined so the loops vectorise.
 DP_CLONES
 void bf16_to_float(const uint16_t* __restrict in, float* __restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t u = static_cast<uint32_t>(in[i]) << 16;
-    std::memcpy(out + i, &u, sizeof u);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = dp::bf16_to_float(in[i]);
 }
 
 DP_CLONES
 void float_to_bf16(const float* __restrict in, uint16_t* __restrict out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, in + i, sizeof u);
-    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    out[i] = static_cast<uint16_t>(nan ? ((u >> 16) | 0x0040u) : rounded);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = dp::float_to_bf16(in[i]);
 }
 
 DP_CLONES
 void round_to_bf16(float* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, x + i, sizeof u);
-    const bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    u = nan ? (u | 0x00400000u) & 0xffff0000u : rounded;
-    std::memcpy(x + i, &u, sizeof u);
-  }
+  for (int64_t i = 0; i < n; ++i) x[i] = dp::bf16_to_float(dp::float_to_bf16(x[i]));
 }
 
 DP_CLONES
