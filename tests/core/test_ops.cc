@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 
+#include "autograd/autocast_mode.h"
 #include "autograd/engine.h"
 #include "autograd/grad_arith.h"
 #include "autograd/grad_mode.h"
@@ -337,6 +338,74 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
     ASSERT_EQ(eval.size(), composed.first.size());
     for (size_t k = 0; k < eval.size(); ++k) {
       EXPECT_NEAR(eval[k], composed.first[k], 1e-6 * (1 + std::abs(composed.first[k])));
+    }
+  }
+}
+
+// Under bfloat16 autocast the block equals the composed ops too: both round the
+// convolution's ReLU output to bfloat16 once and pool those values, so the outputs agree
+// to a bfloat16 rounding (equal where both sum in the same order) and the float32
+// gradients at the leaves to 2^-7 of each tensor's largest. On a CPU with native bfloat16
+// the block is oneDNN's bfloat16 convolution into float32, rounded; elsewhere the float32
+// block with Conv2dParams::round_bf16. Max pooling without padding (the library's loops,
+// one input channel among them), with padding (oneDNN's pooling and the ReLU mask from z)
+// and average pooling (y kept for the mask).
+TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsUnderBf16Autocast) {
+  const Pool2dParams max2{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
+  const Pool2dParams max3pad{PoolKind::kMax, 3, 3, 2, 2, 1, 1};
+  const Pool2dParams avg2{PoolKind::kAvg, 2, 2, 2, 2, 0, 0};
+  struct Case {
+    int64_t c_in, c_out;
+    Pool2dParams pp;
+  };
+  for (const Case& c :
+       {Case{1, 32, max2}, Case{32, 64, max2}, Case{3, 20, max3pad}, Case{4, 16, avg2}}) {
+    SCOPED_TRACE("channels " + std::to_string(c.c_in) + " -> " + std::to_string(c.c_out) +
+                 ", pool " + std::to_string(c.pp.kernel_h) +
+                 (c.pp.kind == PoolKind::kAvg ? " avg" : " max"));
+    auto f32 = [&](const Shape& s) {
+      Tensor t = ops::to_dtype(rand(s, false), DType::kFloat32);
+      t.set_requires_grad(true);
+      return t;
+    };
+    const Tensor x = f32({4, c.c_in, 12, 12}), w = f32({c.c_out, c.c_in, 3, 3}), b = f32({c.c_out});
+    const Conv2dParams cp{1, 1, 1, 1};
+    const int64_t pooled = (12 + 2 * c.pp.pad_h - c.pp.kernel_h) / c.pp.stride_h + 1;
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> wts(static_cast<size_t>(4 * c.c_out * pooled * pooled));
+    for (double& v : wts) v = u(rng_);
+    AutocastGuard bf16(DType::kBFloat16);
+    auto fused = forward_backward(
+        [&](auto& in) {
+          Tensor z = ops::conv2d_relu_pool2d(in[0], in[1], in[2], cp, c.pp);
+          EXPECT_EQ(z.dtype(), DType::kBFloat16);
+          EXPECT_STREQ(z.grad_fn()->name(), "ConvReluPoolBackward");
+          return z;
+        },
+        {x, w, b}, wts);
+    auto composed = forward_backward(
+        [&](auto& in) {
+          const Tensor y = ops::conv2d(in[0], in[1], in[2], 1, 1, 1, 1, true);
+          const Pool2dParams& p = c.pp;
+          return p.kind == PoolKind::kMax ? ops::max_pool2d(y, p.kernel_h, p.kernel_w, p.stride_h,
+                                                            p.stride_w, p.pad_h, p.pad_w)
+                                          : ops::avg_pool2d(y, p.kernel_h, p.kernel_w, p.stride_h,
+                                                            p.stride_w, p.pad_h, p.pad_w);
+        },
+        {x, w, b}, wts);
+    ASSERT_EQ(fused.first.size(), composed.first.size());
+    for (size_t k = 0; k < fused.first.size(); ++k) {
+      EXPECT_NEAR(fused.first[k], composed.first[k], std::abs(composed.first[k]) / 128)
+          << "output " << k;
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_EQ(fused.second[i].size(), composed.second[i].size());
+      double largest = 0;
+      for (double v : composed.second[i]) largest = std::max(largest, std::abs(v));
+      for (size_t k = 0; k < fused.second[i].size(); ++k) {
+        EXPECT_NEAR(fused.second[i][k], composed.second[i][k], largest / 128)
+            << "grad of input " << i << "[" << k << "]";
+      }
     }
   }
 }

@@ -2,6 +2,7 @@
 
 #include <sys/sysinfo.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -304,8 +305,9 @@ void CpuBackend::argmax(int, const KView& x, int dim, const KView& out) {
   by_float(x, "argmax", [&](auto t) { ref::argmax<decltype(t)>(x, dim, out); });
 }
 
-bool CpuBackend::runs_bf16(Bf16Kernel kernel, int) const {
-  return kernel == Bf16Kernel::kMatmul && dnnl_cpu::bf16_native();
+bool CpuBackend::runs_bf16(Bf16Kernel, int) const {
+  // Every Bf16Kernel: matmul, the three convolutions and the conv + ReLU + pool block.
+  return dnnl_cpu::bf16_native();
 }
 
 bool CpuBackend::bf16_native(int) const {
@@ -356,22 +358,72 @@ void CpuBackend::softmax_backward(int dev, const KView& gy, const KView& y, int 
            [&](auto t) { ref::softmax_backward<decltype(t)>(gy, y, dim, log, gx); });
 }
 
+// bfloat16 convolutions (runs_bf16: a CPU with native bfloat16) are oneDNN's; it declines
+// only empty ones, whose results are fills: the bias where nothing is summed, zeros, and a
+// bias gradient summed in float32.
+namespace {
+
+void fill_bf16(const KView& v, float value) {
+  BFloat16* p = v.as<BFloat16>();
+  std::fill(p, p + v.numel(), BFloat16(value));
+}
+
+// y[n, o, :, :] = relu?(bias[o]) (or 0): a convolution over zero input channels.
+void bf16_conv_of_nothing(const KView* bias, const KView& y, bool relu) {
+  const int64_t plane = y.shape[2] * y.shape[3];
+  BFloat16* out = y.as<BFloat16>();
+  for (int64_t n = 0; n < y.shape[0]; ++n) {
+    for (int64_t o = 0; o < y.shape[1]; ++o) {
+      float v = bias ? static_cast<float>(bias->as<BFloat16>()[o]) : 0.f;
+      if (relu && !(v > 0) && v == v) v = 0.f;
+      std::fill(out, out + plane, BFloat16(v));
+      out += plane;
+    }
+  }
+}
+
+void bf16_bias_gradient(const KView& gy, const KView& gbias) {
+  const int64_t plane = gy.shape[2] * gy.shape[3];
+  for (int64_t o = 0; o < gbias.numel(); ++o) {
+    float sum = 0.f;
+    for (int64_t n = 0; n < gy.shape[0]; ++n) {
+      const BFloat16* g = gy.as<BFloat16>() + (n * gy.shape[1] + o) * plane;
+      for (int64_t i = 0; i < plane; ++i) sum += static_cast<float>(g[i]);
+    }
+    gbias.as<BFloat16>()[o] = BFloat16(sum);
+  }
+}
+
+bool bf16(const KView& v) {
+  return v.dtype == DType::kBFloat16;
+}
+
+}  // namespace
+
 void CpuBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
                         const Conv2dParams& p) {
-  if (f32(y) && dnnl_cpu::conv2d(dnnl(dev), x, w, bias, y, p)) return;
+  if ((f32(y) || bf16(y)) && dnnl_cpu::conv2d(dnnl(dev), x, w, bias, y, p)) return;
+  if (bf16(y)) return bf16_conv_of_nothing(bias, y, p.relu);
   by_float(y, "conv2d", [&](auto t) { ref::conv2d<decltype(t)>(x, w, bias, y, p); });
 }
 
 void CpuBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
                                       const Conv2dParams& p) {
-  if (f32(gx) && dnnl_cpu::conv2d_backward_data(dnnl(dev), gy, w, gx, p)) return;
+  if ((f32(gx) || bf16(gx)) && dnnl_cpu::conv2d_backward_data(dnnl(dev), gy, w, gx, p)) return;
+  if (bf16(gx)) return fill_bf16(gx, 0.f);
   by_float(gx, "conv2d backward",
            [&](auto t) { ref::conv2d_backward_data<decltype(t)>(gy, w, gx, p); });
 }
 
 void CpuBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
                                          const KView* gbias, const Conv2dParams& p) {
-  if (f32(gw) && dnnl_cpu::conv2d_backward_weights(dnnl(dev), x, gy, gw, gbias, p)) return;
+  if ((f32(gw) || bf16(gw)) && dnnl_cpu::conv2d_backward_weights(dnnl(dev), x, gy, gw, gbias, p))
+    return;
+  if (bf16(gw)) {
+    fill_bf16(gw, 0.f);
+    if (gbias) bf16_bias_gradient(gy, *gbias);
+    return;
+  }
   by_float(gw, "conv2d backward",
            [&](auto t) { ref::conv2d_backward_weights<decltype(t)>(x, gy, gw, gbias, p); });
 }

@@ -92,8 +92,9 @@ class CpuBackend final : public Backend {
   void adam_step(int dev, const KView& param, const KView& grad, const KView& m, const KView& v,
                  const AdamParams& p) override;
 
-  // bfloat16: matmul runs oneDNN's bfloat16 primitive where the CPU has native bfloat16
-  // (dnnl_cpu::bf16_native); the core stages every other kernel through float32.
+  // bfloat16: where the CPU has native bfloat16 (dnnl_cpu::bf16_native), matmul, the
+  // convolutions and the conv + ReLU + pool block run oneDNN's bfloat16 primitives; the
+  // core stages every other kernel through float32, and all of them on other CPUs.
   bool runs_bf16(Bf16Kernel kernel, int dev) const override;
   bool bf16_native(int dev) const override;
 

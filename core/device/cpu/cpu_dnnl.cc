@@ -511,17 +511,30 @@ ConvGeom conv_geom(const KView& x, const KView& w, const KView& y, const Conv2dP
 
 // Convolutions let oneDNN pick its blocked formats (format_tag::any) and reorder the
 // plain NCHW tensors in and out: on this machine the blocked kernels run about twice as
-// fast as the plain-format ones, reorders included.
+// fast as the plain-format ones, reorders included. Views of float32 or bfloat16 (the
+// latter only where bf16_native: oneDNN's bfloat16 convolutions sum in float32).
+static memory::desc any_md(const KView& v, dt type) {
+  return memory::desc(dims_of(v), type, memory::format_tag::any);
+}
 static memory::desc any_md(const KView& v) {
-  return memory::desc(dims_of(v), dt::f32, memory::format_tag::any);
+  return any_md(v, dt_of(v.dtype));
+}
+
+// The bias (or bias gradient) of a convolution with `out_channels` outputs, of `type`;
+// dt::undef: none.
+static memory::desc conv_bias_md(int64_t out_channels, dt type) {
+  return type == dt::undef ? memory::desc() : md_of(memory::dims{out_channels}, type);
+}
+static dt type_of(const KView* v) {
+  return v ? dt_of(v->dtype) : dt::undef;
 }
 
 static dnnl::convolution_forward::primitive_desc conv_fwd_pd(DnnlDevice& d, const KView& x,
-                                                             const KView& w, bool bias,
+                                                             const KView& w, dt bias,
                                                              const KView& y, const Conv2dParams& p,
                                                              const dnnl::primitive_attr& attr) {
   const ConvGeom g = conv_geom(x, w, y, p);
-  const memory::desc bmd = bias ? md_of(memory::dims{w.shape[0]}) : memory::desc();
+  const memory::desc bmd = conv_bias_md(w.shape[0], bias);
   return dnnl::convolution_forward::primitive_desc(
       dnnl::convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct,
                                       any_md(x), any_md(w), bmd, any_md(y), g.strides, g.pad_l,
@@ -533,7 +546,7 @@ static Key conv_key(char op, const KView& x, const KView& w, const KView& y, boo
                     const Conv2dParams& p) {
   Key key(op);
   key.add(x).add(w).add(y).add(bias).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
-  key.add(p.relu);
+  key.add(p.relu).add(static_cast<int64_t>(x.dtype)).add(static_cast<int64_t>(y.dtype));
   return key;
 }
 
@@ -548,7 +561,7 @@ bool conv2d(DnnlDevice& d, const KView& x, const KView& w, const KView* bias, co
         ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
         attr.set_post_ops(ops);
       }
-      return conv_fwd_pd(d, x, w, bias, y, p, attr);
+      return conv_fwd_pd(d, x, w, type_of(bias), y, p, attr);
     });
     memory dst = d.output(c.pd.dst_desc(), y, 2);
     std::unordered_map<int, memory> args{
@@ -567,7 +580,7 @@ static Cached& conv_bwd_data_prim(DnnlDevice& d, const Key& key, const KView& gx
                                   const KView& gy, const Conv2dParams& p) {
   return d.get<dnnl::convolution_backward_data>(key, [&](const dnnl::primitive_attr& attr) {
     const ConvGeom g = conv_geom(gx, w, gy, p);
-    auto hint = conv_fwd_pd(d, gx, w, false, gy, p, dnnl::primitive_attr());
+    auto hint = conv_fwd_pd(d, gx, w, dt::undef, gy, p, dnnl::primitive_attr());
     return dnnl::convolution_backward_data::primitive_desc(
         dnnl::convolution_backward_data::desc(algorithm::convolution_direct, any_md(gx), any_md(w),
                                               any_md(gy), g.strides, g.pad_l, g.pad_r),
@@ -576,11 +589,11 @@ static Cached& conv_bwd_data_prim(DnnlDevice& d, const Key& key, const KView& gx
 }
 
 static Cached& conv_bwd_weights_prim(DnnlDevice& d, const Key& key, const KView& x, const KView& gw,
-                                     bool bias, const KView& gy, const Conv2dParams& p) {
+                                     dt bias, const KView& gy, const Conv2dParams& p) {
   return d.get<dnnl::convolution_backward_weights>(key, [&](const dnnl::primitive_attr& attr) {
     const ConvGeom g = conv_geom(x, gw, gy, p);
     auto hint = conv_fwd_pd(d, x, gw, bias, gy, p, dnnl::primitive_attr());
-    const memory::desc bmd = bias ? md_of(memory::dims{gw.shape[0]}) : memory::desc();
+    const memory::desc bmd = conv_bias_md(gw.shape[0], bias);
     return dnnl::convolution_backward_weights::primitive_desc(
         dnnl::convolution_backward_weights::desc(algorithm::convolution_direct, any_md(x),
                                                  any_md(gw), bmd, any_md(gy), g.strides, g.pad_l,
@@ -609,7 +622,7 @@ bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, con
   if (gy.numel() == 0 || x.numel() == 0) return false;
   guarded("convolution backward weights", [&] {
     const Key key = conv_key('W', x, gw, gy, gbias != nullptr, p);
-    Cached& c = conv_bwd_weights_prim(d, key, x, gw, gbias != nullptr, gy, p);
+    Cached& c = conv_bwd_weights_prim(d, key, x, gw, type_of(gbias), gy, p);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
@@ -747,7 +760,7 @@ dnnl::pooling_forward::primitive_desc block_pool_pd(DnnlDevice& d, const memory:
                                                     const KView& y, const KView& z,
                                                     const Pool2dParams& p, bool training,
                                                     const dnnl::primitive_attr& attr) {
-  return pool_pd(d, y_md, any_md(z), y, z, p, training, attr);
+  return pool_pd(d, y_md, any_md(z, dt::f32), y, z, p, training, attr);
 }
 
 // oneDNN's layout with `block` channels innermost (16 or 8).
@@ -767,6 +780,18 @@ int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams&
   return 0;
 }
 
+// v described as float32 (a shape; the data pointer is v's).
+KView as_f32(const KView& v) {
+  KView f = v;
+  f.dtype = DType::kFloat32;
+  return f;
+}
+
+// bfloat16 blocks (x, w, bias and z in bfloat16, on a CPU with native bfloat16) convolve in
+// bfloat16 into a float32 y, which the block rounds to bfloat16 values (as
+// Conv2dParams::round_bf16); pooling and its backward then run in float32 as for float32
+// blocks, and the convolution's backward takes the pooled gradient in bfloat16. The
+// bias has the weight's dtype.
 BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, const KView& y,
                    const KView& z, Conv2dParams cp, const Pool2dParams& pp, bool training) {
   cp.relu = true;
@@ -776,7 +801,7 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
         dnnl::post_ops ops;
         ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
         attr.set_post_ops(ops);
-        return conv_fwd_pd(d, x, w, bias, y, cp, attr);
+        return conv_fwd_pd(d, x, w, bias ? dt_of(w.dtype) : dt::undef, as_f32(y), cp, attr);
       });
   b.y_md = b.conv->pd.dst_desc();
   b.own_block = own_pool_block(b.y_md, y, pp);
@@ -816,7 +841,17 @@ cpu_loops::BlockedPool blocked_pool(const KView& y, const KView& z, const Pool2d
 }
 
 bool block_supported(const KView& x, const KView& y, const KView& z) {
-  return x.dtype == DType::kFloat32 && x.numel() > 0 && y.numel() > 0 && z.numel() > 0;
+  const bool dtype_ok =
+      x.dtype == DType::kFloat32 || (x.dtype == DType::kBFloat16 && bf16_native());
+  return dtype_ok && x.numel() > 0 && y.numel() > 0 && z.numel() > 0;
+}
+
+// The float32 copy of bfloat16 view v in temporary `slot`.
+KView widened(DnnlDevice& d, const KView& v, size_t slot) {
+  KView f = as_f32(v);
+  f.data = d.temp(slot, static_cast<size_t>(v.numel()) * sizeof(float));
+  cpu_loops::bf16_to_float(v.as<uint16_t>(), f.as<float>(), v.numel());
+  return f;
 }
 
 }  // namespace
@@ -848,7 +883,7 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
         {DNNL_ARG_DST, y_mem}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(*b.conv, std::move(args));
-    if (cp.round_bf16) {
+    if (cp.round_bf16 || x.dtype == DType::kBFloat16) {
       cpu_loops::round_to_bf16(reinterpret_cast<float*>(y_data),
                                static_cast<int64_t>(b.y_bytes / sizeof(float)));
     }
@@ -885,13 +920,17 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     // oneDNN's max pooling, is in the argmax for the own loops, and comes after it, from
     // y, for average pooling.
     const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
-    KView gz_in = gz;
+    const bool bf16 = gz.dtype == DType::kBFloat16;
+    KView gz_in = bf16 ? widened(d, gz, 8) : gz;  // pooling's backward runs in float32
     if (!b.keep_y && !b.own_block) {
       // The ReLU's mask on the pooled gradient: (z > 0), z being the block's output (the
       // own loops marked those outputs in the argmax already).
-      gz_in.data = d.temp(7, static_cast<size_t>(gz.numel()) * sizeof(float));
-      DP_CHECK(unary_backward(d, UnaryOp::kRelu, gz, z_out, gz_in), kInternal,
+      const KView z32 = bf16 ? widened(d, z_out, 9) : z_out;
+      KView masked = gz_in;
+      masked.data = d.temp(7, static_cast<size_t>(gz.numel()) * sizeof(float));
+      DP_CHECK(unary_backward(d, UnaryOp::kRelu, gz_in, z32, masked), kInternal,
                "convolution block backward: no ReLU backward primitive");
+      gz_in = masked;
     }
     const memory gz_mem = d.to_format(b.z_md, gz_in, 4, key + "pz");
     if (b.own_block) {
@@ -958,7 +997,7 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
                 {DNNL_ARG_DIFF_SRC, diff_src}});
       d.finish_output(diff_src, *gx, key + "dx");
     }
-    if (b.own_block && x.shape[1] == 1) {
+    if (b.own_block && x.shape[1] == 1 && !bf16) {
       // One input channel: the library's loop on gy as it stands (see
       // cpu_loops::conv_single_channel_backward_weights).
       d.strm.wait();  // gy is complete
@@ -971,7 +1010,7 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
       return;
     }
     Cached& c = conv_bwd_weights_prim(d, conv_key('W', x, gw, y, gbias != nullptr, plain), x, gw,
-                                      gbias != nullptr, y, plain);
+                                      type_of(gbias), y, plain);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key + "ws")},

@@ -22,8 +22,9 @@ void leave_single_thread(int previous);
 size_t cache_size(const DnnlDevice& d);
 
 // Whether this CPU runs oneDNN's bfloat16 primitives natively (AVX512-BF16 or AMX, as
-// oneDNN detects it), unless the environment sets DP_CPU_BF16=fp32. matmul then takes
-// bfloat16 views (Backend::runs_bf16); every other kernel stays float32.
+// oneDNN detects it), unless the environment sets DP_CPU_BF16=fp32. matmul, the
+// convolutions and the conv + ReLU + pool block then take bfloat16 views
+// (Backend::runs_bf16); every other kernel stays float32.
 bool bf16_native();
 
 // Each returns false when oneDNN has no primitive for the request (the caller then uses
