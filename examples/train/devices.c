@@ -132,3 +132,12 @@ void set_rank_devices(device_setup* d, const options* o, const dp_device* device
   if (!o->output_device) d->output_device = devices[0];
   name_devices(d, o);
 }
+
+int devices_bf16_native(const dp_context* ctx, const device_setup* d) {
+  for (size_t i = 0; i < d->n_devices; ++i) {
+    int native = 0;
+    check(dp_device_bf16_native(ctx, d->devices[i], &native), "devices");
+    if (!native) return 0;
+  }
+  return d->n_devices > 0;
+}

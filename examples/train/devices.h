@@ -33,4 +33,7 @@ void choose_devices(dp_context* ctx, const options* o, device_setup* out);
    --output-device gave it). */
 void set_rank_devices(device_setup* d, const options* o, const dp_device* devices, size_t n);
 
+/* 1 when every device of d computes bfloat16 in hardware (dp_device_bf16_native), else 0. */
+int devices_bf16_native(const dp_context* ctx, const device_setup* d);
+
 #endif /* DP_TRAIN_DEVICES_H_ */

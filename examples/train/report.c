@@ -34,24 +34,26 @@ void report_epoch(const options* o, const epoch_record* r) {
   fflush(stdout);
 }
 
-void report_json(const options* o, const device_setup* d, double test_accuracy, double test_loss,
-                 double samples_per_s, double seconds, const dp_phase_times* phases,
-                 double optimizer_s) {
+void report_json(const options* o, const device_setup* d, int bf16_native, double test_accuracy,
+                 double test_loss, double samples_per_s, double seconds,
+                 const dp_phase_times* phases, double optimizer_s) {
   if (o->rank != 0) return;
   char ranks[32] = "";
   if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
   printf(
-      "{\"model\": \"%s\", \"devices\": [%s], %s\"precision\": \"%s\", \"epochs\": %d, "
-      "\"batch\": %lld, \"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": %.1f, "
+      "{\"model\": \"%s\", \"devices\": [%s], %s\"precision\": \"%s\", \"bf16_native\": %s, "
+      "\"epochs\": %d, \"batch\": %lld, \"test_accuracy\": %.4f, \"test_loss\": %.4f, "
+      "\"samples_per_s\": %.1f, "
       "\"seconds\": %.3f, \"phases\": {\"scatter\": %.4f, \"replicate\": %.4f, \"apply\": "
       "%.4f, \"gather\": %.4f, \"backward\": %.4f, \"reduce\": %.4f, \"optimizer\": %.4f}}\n",
-      o->model, d->json_names, ranks, o->precision, o->epochs, (long long)o->batch, test_accuracy,
-      test_loss, samples_per_s, seconds, phases->scatter, phases->replicate, phases->apply,
-      phases->gather, phases->backward, phases->reduce, optimizer_s);
+      o->model, d->json_names, ranks, o->precision, bf16_native ? "true" : "false", o->epochs,
+      (long long)o->batch, test_accuracy, test_loss, samples_per_s, seconds, phases->scatter,
+      phases->replicate, phases->apply, phases->gather, phases->backward, phases->reduce,
+      optimizer_s);
 }
 
-void report_evaluation(const options* o, const device_setup* d, size_t n_test, double test_loss,
-                       double test_accuracy, double seconds) {
+void report_evaluation(const options* o, const device_setup* d, int bf16_native, size_t n_test,
+                       double test_loss, double test_accuracy, double seconds) {
   if (o->rank != 0) return;
   if (!o->quiet || !o->json) {
     printf("evaluated %s on %zu test images over %s: test loss %.4f, test accuracy %.2f%%\n",
@@ -61,12 +63,12 @@ void report_evaluation(const options* o, const device_setup* d, size_t n_test, d
     char ranks[32] = "";
     if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
     printf(
-        "{\"model\": \"%s\", \"devices\": [%s], %s\"precision\": \"%s\", \"epochs\": 0, "
-        "\"batch\": %lld, "
+        "{\"model\": \"%s\", \"devices\": [%s], %s\"precision\": \"%s\", \"bf16_native\": %s, "
+        "\"epochs\": 0, \"batch\": %lld, "
         "\"test_accuracy\": %.4f, \"test_loss\": %.4f, \"samples_per_s\": null, "
         "\"seconds\": %.3f, \"phases\": null}\n",
-        o->model, d->json_names, ranks, o->precision, (long long)o->batch, test_accuracy, test_loss,
-        seconds);
+        o->model, d->json_names, ranks, o->precision, bf16_native ? "true" : "false",
+        (long long)o->batch, test_accuracy, test_loss, seconds);
   }
 }
 

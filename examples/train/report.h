@@ -21,15 +21,16 @@ void report_epoch(const options* o, const epoch_record* r);
 
 /* --json's line of a training run: the last evaluation, the training loop's rate, the
    run's seconds and the phases summed over its epochs; with --distributed, rank 0's
-   devices and the number of ranks. */
-void report_json(const options* o, const device_setup* d, double test_accuracy, double test_loss,
-                 double samples_per_s, double seconds, const dp_phase_times* phases,
-                 double optimizer_s);
+   devices and the number of ranks. bf16_native: whether those devices compute bfloat16
+   in hardware (devices_bf16_native), the line's "bf16_native". */
+void report_json(const options* o, const device_setup* d, int bf16_native, double test_accuracy,
+                 double test_loss, double samples_per_s, double seconds,
+                 const dp_phase_times* phases, double optimizer_s);
 
 /* --eval-only's results: a line, and with --json the training run's keys (no rate or
    phases: nothing was trained). */
-void report_evaluation(const options* o, const device_setup* d, size_t n_test, double test_loss,
-                       double test_accuracy, double seconds);
+void report_evaluation(const options* o, const device_setup* d, int bf16_native, size_t n_test,
+                       double test_loss, double test_accuracy, double seconds);
 
 /* What Ctrl-C left behind: `when` is "in" (the epoch was cut short) or "after". */
 void report_interrupt(const options* o, const char* when, int epoch, int checkpoint_epoch);

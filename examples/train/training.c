@@ -215,7 +215,8 @@ int evaluate_only(trainer* t) {
   }
   const double t0 = now_seconds();
   const eval_result e = evaluate(t);
-  report_evaluation(o, t->d, t->data->test.n, e.loss, e.accuracy, now_seconds() - t0);
+  report_evaluation(o, t->d, devices_bf16_native(t->ctx, t->d), t->data->test.n, e.loss, e.accuracy,
+                    now_seconds() - t0);
   return 0;
 }
 
@@ -425,7 +426,7 @@ int train(trainer* t) {
     if (o->plot && writes) write_plot(o->plot, o, records, n_records);
   }
   if (o->json && exit_code == 0) {
-    report_json(o, t->d, last_eval.accuracy, last_eval.loss,
+    report_json(o, t->d, devices_bf16_native(t->ctx, t->d), last_eval.accuracy, last_eval.loss,
                 train_time > 0 ? total_samples / train_time : 0, now_seconds() - run_start,
                 &phase_sum, optimizer_sum);
   }
