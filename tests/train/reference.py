@@ -60,13 +60,25 @@ def bf16_rounded_forward(m, x):
     return x.float()
 
 
+def torch_autocast_forward(m, x):
+    """The forward of `m` under PyTorch's own torch.autocast("cpu", torch.bfloat16), as float32.
+    One autocast region per call: leaving it drops autocast's cache of bfloat16 weight
+    copies, so each piece of a batch casts the weights itself and its weight gradients are
+    rounded to bfloat16 on their own and summed in float32, as DataParallel's replicas do
+    (a shared cast would sum the pieces' gradients in bfloat16)."""
+    import torch
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return m(x).float()
+
+
 def torch_train(model, limit, epochs, batch, lr, seed, dtype=None, autocast=None, chunks=1):
     """torch_reference.py's training loop (SGD, momentum 0.9) over the first `limit` training
     samples, in `dtype` (default float32) from its float32 initial weights and inputs.
-    autocast: None (float32), "torch" (the forward and loss under torch.autocast("cpu",
-    torch.bfloat16), as torch_reference.py --autocast bf16) or "rounded" (through
-    bf16_rounded_forward, on each of `chunks` equal pieces of the batch as DataParallel's
-    replicas run them: each replica rounds its own gradients). Returns the trained module
+    autocast: None (float32), "torch" (the forward under torch.autocast("cpu",
+    torch.bfloat16): torch_autocast_forward) or "rounded" (bf16_rounded_forward), either on
+    each of `chunks` equal pieces of the batch as DataParallel's replicas run them: each
+    replica rounds its own gradients. The loss is float32 in every mode, as autocast's
+    policy computes it. Returns the trained module
     and the shape of its input."""
     import torch
     torch.manual_seed(seed)
@@ -84,12 +96,13 @@ def torch_train(model, limit, epochs, batch, lr, seed, dtype=None, autocast=None
             idx = perm[start:start + batch]
             opt.zero_grad()
             xb = x[idx].view(shape)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "torch"):
-                if autocast == "rounded":
-                    out = torch.cat([bf16_rounded_forward(m, c) for c in xb.chunk(chunks)])
-                else:
-                    out = m(xb)
-                loss = torch.nn.functional.cross_entropy(out, y[idx])
+            if autocast == "rounded":
+                out = torch.cat([bf16_rounded_forward(m, c) for c in xb.chunk(chunks)])
+            elif autocast == "torch":
+                out = torch.cat([torch_autocast_forward(m, c) for c in xb.chunk(chunks)])
+            else:
+                out = m(xb)
+            loss = torch.nn.functional.cross_entropy(out, y[idx])
             loss.backward()
             opt.step()
     return m, shape
