@@ -2,6 +2,7 @@
 // thread per device, and several devices computing at once.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 #include "context/context.h"
 #include "device/bf16_staging.h"
+#include "device/bfloat16.h"
 #include "device/cpu/cpu_allocator.h"
 #include "device/cpu/cpu_backend.h"
 #include "device/cpu/cpu_loops.h"
@@ -165,85 +167,129 @@ TEST(CpuLoops, ExpIsWithinTwoUlpOfTheExactValueAndKeepsItsEdges) {
 
 TEST(CpuLoops, BlockedMaxPoolingPicksPyTorchsArgmaxAndRoutesTheGradientThere) {
   // Values from {0, 1, 2} (windows full of ties), NaNs and -infs, in the blocked layout
-  // [outer][h][w][block]. PyTorch's CPU rule, scanned row by row through each window: a
-  // value greater than the maximum so far, or a NaN, takes over; so the first of equal
-  // maxima wins, and the last NaN. A 5x7 map leaves a row and a column outside 2x2
-  // windows; 3x3 windows at stride 2 overlap; 2x2 windows at stride 3 leave gaps.
-  for (int block : {8, 16}) {
-    for (const auto& [k, s] : {std::pair{2, 2}, {3, 2}, {2, 3}}) {
-      SCOPED_TRACE("block " + std::to_string(block) + ", window " + std::to_string(k) +
-                   ", stride " + std::to_string(s));
-      cpu_loops::BlockedPool g{3, 5, 7, (5 - k) / s + 1, (7 - k) / s + 1, k, k, s, s, block, false};
-      const int64_t in_n = g.outer * g.h * g.w * block, out_n = g.outer * g.oh * g.ow * block;
-      std::vector<float> x(static_cast<size_t>(in_n));
-      for (int64_t i = 0; i < in_n; ++i) {
-        const uint64_t r = static_cast<uint64_t>(elem::uniform01(7, static_cast<uint64_t>(i)) * 40);
-        x[i] = r == 0 ? NAN : r == 1 ? -INFINITY : static_cast<float>(r % 3);
-      }
-      auto at = [&](int64_t o, int64_t h, int64_t w, int l) {
-        return ((o * g.h + h) * g.w + w) * block + l;
-      };
-      std::vector<float> y(static_cast<size_t>(out_n)), gy = pseudo_random(out_n, 8);
-      std::vector<uint8_t> argmax(static_cast<size_t>(out_n));
-      std::vector<float> gx(static_cast<size_t>(in_n), 123.f);  // all overwritten
-      cpu_loops::max_pool_blocked(x.data(), y.data(), argmax.data(), g);
-      cpu_loops::max_pool_blocked_backward(gy.data(), argmax.data(), gx.data(), g);
-      std::vector<double> want_gx(static_cast<size_t>(in_n), 0.0);
-      for (int64_t o = 0; o < g.outer; ++o)
-        for (int64_t i = 0; i < g.oh; ++i)
-          for (int64_t j = 0; j < g.ow; ++j)
-            for (int l = 0; l < block; ++l) {
-              float m = -INFINITY;
-              int64_t best = at(o, i * s, j * s, l), pos = 0;
-              int best_pos = 0;
-              for (int r = 0; r < k; ++r)
-                for (int c = 0; c < k; ++c, ++pos) {
-                  const float v = x[at(o, i * s + r, j * s + c, l)];
-                  if (v > m || std::isnan(v)) {
-                    m = v;
-                    best = at(o, i * s + r, j * s + c, l);
-                    best_pos = static_cast<int>(pos);
-                  }
-                }
-              const int64_t out = ((o * g.oh + i) * g.ow + j) * block + l;
-              if (std::isnan(m)) {
-                EXPECT_TRUE(std::isnan(y[out])) << out;
-              } else {
-                EXPECT_EQ(y[out], m) << out;
-              }
-              EXPECT_EQ(argmax[out], best_pos) << out;
-              want_gx[best] += gy[out];
-            }
-      for (int64_t i = 0; i < in_n; ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-6) << i;
-      // Without an argmax (evaluation): the same maxima.
-      std::vector<float> y_eval(static_cast<size_t>(out_n));
-      cpu_loops::max_pool_blocked(x.data(), y_eval.data(), nullptr, g);
-      for (int64_t out = 0; out < out_n; ++out) {
-        if (std::isnan(y[out])) {
-          EXPECT_TRUE(std::isnan(y_eval[out])) << out;
-        } else {
-          EXPECT_EQ(y_eval[out], y[out]) << out;
+  // [outer][h][w][block] and in NHWC (2 groups of `block` channels, 2 images). PyTorch's
+  // CPU rule, scanned row by row through each window: a value greater than the maximum so
+  // far, or a NaN, takes over; so the first of equal maxima wins, and the last NaN. A 5x7
+  // map leaves a row and a column outside 2x2 windows; 3x3 windows at stride 2 overlap;
+  // 2x2 windows at stride 3 leave gaps.
+  for (int64_t groups : {0, 2})
+    for (int block : {8, 16}) {
+      for (const auto& [k, s] : {std::pair{2, 2}, {3, 2}, {2, 3}}) {
+        SCOPED_TRACE("block " + std::to_string(block) + (groups ? " NHWC" : "") + ", window " +
+                     std::to_string(k) + ", stride " + std::to_string(s));
+        const int64_t outer = groups ? 4 : 3;
+        const int64_t oh = (5 - k) / s + 1, ow = (7 - k) / s + 1;
+        cpu_loops::BlockedPool g{outer, 5, 7, oh, ow, k, k, s, s, block, false, groups};
+        const int64_t in_n = g.outer * g.h * g.w * block, out_n = g.outer * g.oh * g.ow * block;
+        std::vector<float> x(static_cast<size_t>(in_n));
+        for (int64_t i = 0; i < in_n; ++i) {
+          const uint64_t r =
+              static_cast<uint64_t>(elem::uniform01(7, static_cast<uint64_t>(i)) * 40);
+          x[i] = r == 0 ? NAN : r == 1 ? -INFINITY : static_cast<float>(r % 3);
         }
-      }
+        // Element (lane block o, row h, column w, lane l) of a map of rows x cols.
+        auto index = [&](int64_t o, int64_t h, int64_t w, int l, int64_t rows, int64_t cols) {
+          if (!groups) return ((o * rows + h) * cols + w) * block + l;
+          const int64_t n = o / groups, c = (o % groups) * block + l;
+          return ((n * rows + h) * cols + w) * groups * block + c;
+        };
+        auto at = [&](int64_t o, int64_t h, int64_t w, int l) {
+          return index(o, h, w, l, g.h, g.w);
+        };
+        std::vector<float> y(static_cast<size_t>(out_n)), gy = pseudo_random(out_n, 8);
+        std::vector<uint8_t> argmax(static_cast<size_t>(out_n));
+        std::vector<float> gx(static_cast<size_t>(in_n), 123.f);  // all overwritten
+        cpu_loops::max_pool_blocked(x.data(), y.data(), argmax.data(), g);
+        cpu_loops::max_pool_blocked_backward(gy.data(), argmax.data(), gx.data(), g);
+        std::vector<double> want_gx(static_cast<size_t>(in_n), 0.0);
+        for (int64_t o = 0; o < g.outer; ++o)
+          for (int64_t i = 0; i < g.oh; ++i)
+            for (int64_t j = 0; j < g.ow; ++j)
+              for (int l = 0; l < block; ++l) {
+                float m = -INFINITY;
+                int64_t best = at(o, i * s, j * s, l), pos = 0;
+                int best_pos = 0;
+                for (int r = 0; r < k; ++r)
+                  for (int c = 0; c < k; ++c, ++pos) {
+                    const float v = x[at(o, i * s + r, j * s + c, l)];
+                    if (v > m || std::isnan(v)) {
+                      m = v;
+                      best = at(o, i * s + r, j * s + c, l);
+                      best_pos = static_cast<int>(pos);
+                    }
+                  }
+                const int64_t out = index(o, i, j, l, g.oh, g.ow);
+                if (std::isnan(m)) {
+                  EXPECT_TRUE(std::isnan(y[out])) << out;
+                } else {
+                  EXPECT_EQ(y[out], m) << out;
+                }
+                EXPECT_EQ(argmax[out], best_pos) << out;
+                want_gx[best] += gy[out];
+              }
+        for (int64_t i = 0; i < in_n; ++i) EXPECT_NEAR(gx[i], want_gx[i], 1e-6) << i;
+        // Without an argmax (evaluation): the same maxima.
+        std::vector<float> y_eval(static_cast<size_t>(out_n));
+        cpu_loops::max_pool_blocked(x.data(), y_eval.data(), nullptr, g);
+        for (int64_t out = 0; out < out_n; ++out) {
+          if (std::isnan(y[out])) {
+            EXPECT_TRUE(std::isnan(y_eval[out])) << out;
+          } else {
+            EXPECT_EQ(y_eval[out], y[out]) << out;
+          }
+        }
 
-      // With relu_mask (pooling a ReLU's output), an output whose maximum is not above 0
-      // (0, -inf, NaN here) gets kNoGradient, and its window no gradient.
-      g.relu_mask = true;
-      std::vector<uint8_t> masked(static_cast<size_t>(out_n));
-      cpu_loops::max_pool_blocked(x.data(), y.data(), masked.data(), g);
-      cpu_loops::max_pool_blocked_backward(gy.data(), masked.data(), gx.data(), g);
-      int64_t dropped = 0;
-      for (int64_t out = 0; out < out_n; ++out) {
-        const bool positive = y[out] > 0;
-        dropped += !positive;
-        EXPECT_EQ(masked[out], positive ? argmax[out] : cpu_loops::kNoGradient) << out;
+        // With relu_mask (pooling a ReLU's output), an output whose maximum is not above 0
+        // (0, -inf, NaN here) gets kNoGradient, and its window no gradient.
+        g.relu_mask = true;
+        std::vector<uint8_t> masked(static_cast<size_t>(out_n));
+        cpu_loops::max_pool_blocked(x.data(), y.data(), masked.data(), g);
+        cpu_loops::max_pool_blocked_backward(gy.data(), masked.data(), gx.data(), g);
+        int64_t dropped = 0;
+        for (int64_t out = 0; out < out_n; ++out) {
+          const bool positive = y[out] > 0;
+          dropped += !positive;
+          EXPECT_EQ(masked[out], positive ? argmax[out] : cpu_loops::kNoGradient) << out;
+        }
+        EXPECT_GT(dropped, 0);
+        double got_sum = 0, want_sum = 0;
+        for (int64_t i = 0; i < in_n; ++i) got_sum += gx[i];
+        for (int64_t out = 0; out < out_n; ++out) want_sum += y[out] > 0 ? gy[out] : 0.0;
+        EXPECT_NEAR(got_sum, want_sum, 1e-4);
       }
-      EXPECT_GT(dropped, 0);
-      double got_sum = 0, want_sum = 0;
-      for (int64_t i = 0; i < in_n; ++i) got_sum += gx[i];
-      for (int64_t out = 0; out < out_n; ++out) want_sum += y[out] > 0 ? gy[out] : 0.0;
-      EXPECT_NEAR(got_sum, want_sum, 1e-4);
     }
+}
+
+TEST(CpuLoops, BlockedMaxPoolingOfBfloat16EqualsPoolingItsFloat32Values) {
+  // bfloat16 input (the bfloat16 conv + ReLU + pool block's y): the same maxima, bit for
+  // bit, and argmax as pooling the widened values, in both layouts. Values 1 + d with few
+  // distinct d (windows full of ties: the first wins), NaNs, infinities and -1.
+  for (int64_t groups : {0, 2}) {
+    SCOPED_TRACE(groups ? "NHWC" : "blocked");
+    cpu_loops::BlockedPool g{4, 6, 6, 3, 3, 2, 2, 2, 2, 16, true, groups};
+    const int64_t in_n = g.outer * g.h * g.w * 16, out_n = g.outer * g.oh * g.ow * 16;
+    std::vector<uint16_t> x(static_cast<size_t>(in_n));
+    std::vector<float> widened(x.size());
+    for (int64_t i = 0; i < in_n; ++i) {
+      const double u = elem::uniform01(11, static_cast<uint64_t>(i));
+      const float v = u < 0.02   ? NAN
+                      : u < 0.04 ? INFINITY
+                      : u < 0.1  ? -1.0f
+                                 : 1.0f + static_cast<float>(static_cast<int>(u * 4)) / 64;
+      x[i] = dp::float_to_bf16(v);
+      widened[i] = dp::bf16_to_float(x[i]);
+    }
+    std::vector<float> y(static_cast<size_t>(out_n)), want(y.size());
+    std::vector<uint8_t> arg(y.size()), want_arg(y.size());
+    cpu_loops::max_pool_blocked(x.data(), y.data(), arg.data(), g);
+    cpu_loops::max_pool_blocked(widened.data(), want.data(), want_arg.data(), g);
+    int64_t later = 0;
+    for (int64_t o = 0; o < out_n; ++o) {
+      EXPECT_EQ(arg[o], want_arg[o]) << o;
+      EXPECT_EQ(std::bit_cast<uint32_t>(y[o]), std::bit_cast<uint32_t>(want[o])) << o;
+      later += want_arg[o] > 0 && want_arg[o] != cpu_loops::kNoGradient;
+    }
+    EXPECT_GT(later, 0);  // not every window's maximum is its first element
   }
 }
 

@@ -733,12 +733,15 @@ namespace {
 struct BlockPds {
   Cached* conv = nullptr;  // forward, ReLU fused
   Cached* pool = nullptr;  // forward on the conv's dst layout (null with own_block)
-  memory::desc y_md;       // the conv's (blocked) dst
-  // Max pooling without padding on a y in aBcd16b or aBcd8b runs cpu_loops'
-  // max_pool_blocked (own_block: the channel block, 0 for oneDNN's pooling) with z in y's
-  // layout; the workspace is one argmax byte per element of z, which also holds the
-  // ReLU's mask (kNoGradient where z is 0).
+  memory::desc y_md;       // the conv's (blocked) dst: float32, or bfloat16 (see block_pds)
+  memory::desc gy_md;      // y's gradient: y_md's layout in float32
+  // Max pooling without padding on a y in aBcd16b or aBcd8b, or in NHWC (acdb, nhwc)
+  // with a multiple of 16 channels, runs cpu_loops' max_pool_blocked (own_block: the
+  // channel block, 0 for oneDNN's pooling) with z in y's layout; the workspace is one
+  // argmax byte per element of z, which also holds the ReLU's mask (kNoGradient where z
+  // is 0).
   int own_block = 0;
+  bool nhwc = false;
   memory::desc z_md;  // the pooling's dst
   // Max pooling needs no y for its backward: the ReLU commutes with the maximum, so the
   // ReLU's mask at each window's argmax is (z > 0). The own loops mark it in the argmax;
@@ -769,13 +772,21 @@ memory::format_tag channel_blocked(int block) {
 }
 
 // The channel block of y's layout when cpu_loops' max pooling applies to it (max, no
-// padding, aBcd16b or aBcd8b), else 0.
-int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams& p) {
+// padding, float32 or bfloat16 in aBcd16b or aBcd8b, or in NHWC with a multiple of 16
+// channels: *nhwc), else 0.
+int own_pool_block(const memory::desc& y_md, const KView& y, const Pool2dParams& p, bool* nhwc) {
+  *nhwc = false;
   if (p.kind != PoolKind::kMax || p.pad_h != 0 || p.pad_w != 0 ||
       p.kernel_h * p.kernel_w >= cpu_loops::kNoGradient)
     return 0;
+  const dt type = y_md.data_type();
+  if (type != dt::f32 && type != dt::bf16) return 0;
   for (int block : {16, 8}) {
-    if (y_md == memory::desc(dims_of(y), dt::f32, channel_blocked(block))) return block;
+    if (y_md == memory::desc(dims_of(y), type, channel_blocked(block))) return block;
+  }
+  if (y.shape[1] % 16 == 0 && y_md == memory::desc(dims_of(y), type, memory::format_tag::acdb)) {
+    *nhwc = true;
+    return 16;
   }
   return 0;
 }
@@ -788,26 +799,42 @@ KView as_f32(const KView& v) {
 }
 
 // bfloat16 blocks (x, w, bias and z in bfloat16, on a CPU with native bfloat16) convolve in
-// bfloat16 into a float32 y, which the block rounds to bfloat16 values (as
-// Conv2dParams::round_bf16); pooling and its backward then run in float32 as for float32
-// blocks, and the convolution's backward takes the pooled gradient in bfloat16. The
-// bias has the weight's dtype.
+// bfloat16. Where the library's pooling loops take the convolution's layout, y is
+// bfloat16 (the convolution rounds it) and they pool it as such; elsewhere y is float32,
+// which the block rounds to bfloat16 values (as Conv2dParams::round_bf16) before oneDNN's
+// pooling. Either way pooling's backward runs in float32, and the convolution's backward
+// takes the pooled gradient in bfloat16. The bias has the weight's dtype.
 BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, const KView& y,
                    const KView& z, Conv2dParams cp, const Pool2dParams& pp, bool training) {
   cp.relu = true;
   BlockPds b;
-  b.conv = &d.get<dnnl::convolution_forward>(
-      block_key('b', x, w, y, z, bias, cp, pp, true), [&](dnnl::primitive_attr attr) {
-        dnnl::post_ops ops;
-        ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-        attr.set_post_ops(ops);
-        return conv_fwd_pd(d, x, w, bias ? dt_of(w.dtype) : dt::undef, as_f32(y), cp, attr);
-      });
+  auto conv_into = [&](DType y_type, char tag) {
+    KView yt = y;
+    yt.dtype = y_type;
+    return &d.get<dnnl::convolution_forward>(
+        block_key(tag, x, w, y, z, bias, cp, pp, true), [&](dnnl::primitive_attr attr) {
+          dnnl::post_ops ops;
+          ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+          attr.set_post_ops(ops);
+          return conv_fwd_pd(d, x, w, bias ? dt_of(w.dtype) : dt::undef, yt, cp, attr);
+        });
+  };
+  b.conv = conv_into(x.dtype, 'b');
   b.y_md = b.conv->pd.dst_desc();
-  b.own_block = own_pool_block(b.y_md, y, pp);
+  b.own_block = own_pool_block(b.y_md, y, pp, &b.nhwc);
+  if (x.dtype == DType::kBFloat16 && !b.own_block) {
+    b.conv = conv_into(DType::kFloat32, 'B');
+    b.y_md = b.conv->pd.dst_desc();
+    b.own_block = own_pool_block(b.y_md, y, pp, &b.nhwc);
+  }
+  b.gy_md = b.own_block
+                ? memory::desc(dims_of(y), dt::f32,
+                               b.nhwc ? memory::format_tag::acdb : channel_blocked(b.own_block))
+                : b.y_md;
   size_t ws_bytes = 0;
   if (b.own_block) {
-    b.z_md = memory::desc(dims_of(z), dt::f32, channel_blocked(b.own_block));
+    b.z_md = memory::desc(dims_of(z), dt::f32,
+                          b.nhwc ? memory::format_tag::acdb : channel_blocked(b.own_block));
     ws_bytes = b.z_md.get_size() / sizeof(float);
   } else {
     b.pool = &d.get<dnnl::pooling_forward>(
@@ -825,7 +852,8 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
 }
 
 cpu_loops::BlockedPool blocked_pool(const KView& y, const KView& z, const Pool2dParams& p,
-                                    int block) {
+                                    const BlockPds& b) {
+  const int block = b.own_block;
   const int64_t channel_blocks = (y.shape[1] + block - 1) / block;
   return {y.shape[0] * channel_blocks,
           y.shape[2],
@@ -837,7 +865,8 @@ cpu_loops::BlockedPool blocked_pool(const KView& y, const KView& z, const Pool2d
           p.stride_h,
           p.stride_w,
           block,
-          /*relu_mask=*/true};
+          /*relu_mask=*/true,
+          /*groups=*/b.nhwc ? channel_blocks : 0};
 }
 
 bool block_supported(const KView& x, const KView& y, const KView& z) {
@@ -883,16 +912,22 @@ bool conv_relu_pool(DnnlDevice& d, const KView& x, const KView& w, const KView* 
         {DNNL_ARG_DST, y_mem}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(*b.conv, std::move(args));
-    if (cp.round_bf16 || x.dtype == DType::kBFloat16) {
+    const bool y_bf16 = b.y_md.data_type() == dt::bf16;
+    if ((cp.round_bf16 || x.dtype == DType::kBFloat16) && !y_bf16) {
       cpu_loops::round_to_bf16(reinterpret_cast<float*>(y_data),
                                static_cast<int64_t>(b.y_bytes / sizeof(float)));
     }
     memory z_mem = d.output(b.z_md, z, 4);
     if (b.own_block) {
-      cpu_loops::max_pool_blocked(
-          reinterpret_cast<const float*>(y_data), static_cast<float*>(z_mem.get_data_handle()),
-          state ? reinterpret_cast<uint8_t*>(state_data + b.ws_offset) : nullptr,
-          blocked_pool(y, z, pp, b.own_block));
+      float* z_data = static_cast<float*>(z_mem.get_data_handle());
+      uint8_t* argmax = state ? reinterpret_cast<uint8_t*>(state_data + b.ws_offset) : nullptr;
+      if (y_bf16) {
+        cpu_loops::max_pool_blocked(reinterpret_cast<const uint16_t*>(y_data), z_data, argmax,
+                                    blocked_pool(y, z, pp, b));
+      } else {
+        cpu_loops::max_pool_blocked(reinterpret_cast<const float*>(y_data), z_data, argmax,
+                                    blocked_pool(y, z, pp, b));
+      }
     } else {
       std::unordered_map<int, memory> pargs{{DNNL_ARG_SRC, y_mem}, {DNNL_ARG_DST, z_mem}};
       if (b.pool->workspace_bytes) {
@@ -919,7 +954,7 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     // Pooling backward into gy (blocked, a temporary). The ReLU's mask comes before it for
     // oneDNN's max pooling, is in the argmax for the own loops, and comes after it, from
     // y, for average pooling.
-    const memory gy_mem(b.y_md, d.eng, d.temp(5, b.y_bytes));
+    const memory gy_mem(b.gy_md, d.eng, d.temp(5, b.gy_md.get_size()));
     const bool bf16 = gz.dtype == DType::kBFloat16;
     KView gz_in = bf16 ? widened(d, gz, 8) : gz;  // pooling's backward runs in float32
     if (!b.keep_y && !b.own_block) {
@@ -938,7 +973,7 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
       cpu_loops::max_pool_blocked_backward(
           static_cast<const float*>(gz_mem.get_data_handle()),
           reinterpret_cast<const uint8_t*>(state_data + b.ws_offset),
-          static_cast<float*>(gy_mem.get_data_handle()), blocked_pool(y, z, pp, b.own_block));
+          static_cast<float*>(gy_mem.get_data_handle()), blocked_pool(y, z, pp, b));
     } else {
       Cached& pb = d.get<dnnl::pooling_backward>(
           block_key('Q', x, w, y, z, gbias != nullptr, cp, pp, true),
@@ -980,33 +1015,52 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
       const memory y_mem(b.y_md, d.eng, state_data);
       d.run(rb, {{DNNL_ARG_DST, y_mem}, {DNNL_ARG_DIFF_DST, gy_mem}, {DNNL_ARG_DIFF_SRC, gy_mem}});
     }
-    // gy in the layout a convolution backward asks for (normally the same one).
-    auto gy_as = [&](const memory::desc& want, size_t slot, const char* tag) {
-      if (want == b.y_md) return gy_mem;
-      memory m(want, d.eng, d.temp(slot, want.get_size()));
-      d.reorder(key + tag, gy_mem, m);
-      return m;
+    // gy in the layout (and dtype: bfloat16 blocks take it in bfloat16) a convolution
+    // backward asks for; reordered once when both backwards ask for the same.
+    memory gy_other;
+    auto gy_as = [&](const memory::desc& want, const char* tag) {
+      if (want == b.gy_md) return gy_mem;
+      if (gy_other && gy_other.get_desc() == want) return gy_other;
+      gy_other = memory(want, d.eng, d.temp(6, want.get_size()));
+      d.reorder(key + tag, gy_mem, gy_other);
+      return gy_other;
     };
     Conv2dParams plain = cp;
     plain.relu = false;
     if (gx) {
       Cached& c = conv_bwd_data_prim(d, conv_key('C', *gx, w, y, false, plain), *gx, w, y, plain);
       memory diff_src = d.output(c.pd.diff_src_desc(), *gx, 2);
-      d.run(c, {{DNNL_ARG_DIFF_DST, gy_as(c.pd.diff_dst_desc(), 6, "dy")},
+      d.run(c, {{DNNL_ARG_DIFF_DST, gy_as(c.pd.diff_dst_desc(), "dy")},
                 {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key + "dw")},
                 {DNNL_ARG_DIFF_SRC, diff_src}});
       d.finish_output(diff_src, *gx, key + "dx");
     }
-    if (b.own_block && x.shape[1] == 1 && !bf16) {
+    if (b.own_block && !b.nhwc && x.shape[1] == 1) {
       // One input channel: the library's loop on gy as it stands (see
-      // cpu_loops::conv_single_channel_backward_weights).
+      // cpu_loops::conv_single_channel_backward_weights). bfloat16 blocks: on x widened
+      // (exact), gy's values being bfloat16 already; the float32 sums round once into gw
+      // and gbias, as oneDNN's bfloat16 backward would (which here took 3.5 ms, and 2 more
+      // to reorder gy, for the CNN's first layer at batch 256 on AMX).
       d.strm.wait();  // gy is complete
+      const KView x32 = bf16 ? widened(d, x, 10) : x;
+      float* gw32 =
+          bf16 ? static_cast<float*>(d.temp(11, static_cast<size_t>(gw.numel()) * sizeof(float)))
+               : gw.as<float>();
+      float* gb32 = nullptr;
+      if (gbias) {
+        gb32 = bf16 ? static_cast<float*>(
+                          d.temp(12, static_cast<size_t>(gbias->numel()) * sizeof(float)))
+                    : gbias->as<float>();
+      }
       cpu_loops::conv_single_channel_backward_weights(
-          x.as<float>(), static_cast<const float*>(gy_mem.get_data_handle()), gw.as<float>(),
-          gbias ? gbias->as<float>() : nullptr,
+          x32.as<float>(), static_cast<const float*>(gy_mem.get_data_handle()), gw32, gb32,
           {x.shape[0], x.shape[2], x.shape[3], y.shape[1], y.shape[2], y.shape[3],
            static_cast<int>(w.shape[2]), static_cast<int>(w.shape[3]), cp.stride_h, cp.stride_w,
            cp.pad_h, cp.pad_w, b.own_block});
+      if (bf16) {
+        cpu_loops::float_to_bf16(gw32, gw.as<uint16_t>(), gw.numel());
+        if (gbias) cpu_loops::float_to_bf16(gb32, gbias->as<uint16_t>(), gbias->numel());
+      }
       return;
     }
     Cached& c = conv_bwd_weights_prim(d, conv_key('W', x, gw, y, gbias != nullptr, plain), x, gw,
@@ -1014,7 +1068,7 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key + "ws")},
-        {DNNL_ARG_DIFF_DST, gy_as(c.pd.diff_dst_desc(), 6, "wy")},
+        {DNNL_ARG_DIFF_DST, gy_as(c.pd.diff_dst_desc(), "wy")},
         {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
     if (gbias) args.emplace(DNNL_ARG_DIFF_BIAS, d.mem(*gbias));
     d.run(c, std::move(args));

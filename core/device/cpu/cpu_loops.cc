@@ -1,6 +1,7 @@
 #include "device/cpu/cpu_loops.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
@@ -346,48 +347,73 @@ void adam(float* w, const float* g, float* m, float* v, int64_t n, const AdamPar
 
 namespace {
 
+// Where lane block `o` of BlockedPool g starts in a plane of h x w pixels, and how far
+// apart its pixels are: [outer][h][w][B] when channel-blocked, NHWC with groups blocks of
+// B channels otherwise.
+struct PoolLayout {
+  int64_t groups, pixel;
+  PoolLayout(const BlockedPool& g, int block)
+      : groups(g.groups ? g.groups : 1), pixel(groups * block) {}
+  int64_t start(int64_t o, int64_t h, int64_t w, int block) const {
+    return (o / groups) * h * w * pixel + (o % groups) * block;
+  }
+};
+
+// An element of x as float: float32 as it is, bfloat16 bits widened (exact).
+[[gnu::always_inline]] inline float widen(float v) {
+  return v;
+}
+[[gnu::always_inline]] inline float widen(uint16_t v) {
+  return std::bit_cast<float>(static_cast<uint32_t>(v) << 16);
+}
+
 // Inlined into the cloned entry points below, so that each instruction set's copy is
 // vectorised for it. KH, KW > 0 fix the window at compile time (2x2 runs twice as fast
-// so), 0 takes it from g.
-template <int B, int KH, int KW>
-[[gnu::always_inline]] inline void max_pool_blocked_t(const float* x, float* y, uint8_t* argmax,
+// so), 0 takes it from g. T: x's element, float or bfloat16 bits.
+template <int B, int KH, int KW, class T>
+[[gnu::always_inline]] inline void max_pool_blocked_t(const T* x, float* y, uint8_t* argmax,
                                                       const BlockedPool& g) {
   const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
-  const int64_t in_plane = g.h * g.w * B, out_plane = g.oh * g.ow * B;
+  const PoolLayout lay(g, B);
+  const int64_t P = lay.pixel;
   for (int64_t o = 0; o < g.outer; ++o) {
+    const T* in = x + lay.start(o, g.h, g.w, B);
+    float* out = y + lay.start(o, g.oh, g.ow, B);
+    uint8_t* arg = argmax ? argmax + lay.start(o, g.oh, g.ow, B) : nullptr;
     for (int64_t i = 0; i < g.oh; ++i) {
       for (int64_t j = 0; j < g.ow; ++j) {
-        const float* window = x + o * in_plane + (i * g.sh * g.w + j * g.sw) * B;
+        const T* window = in + (i * g.sh * g.w + j * g.sw) * P;
         // The window's position as int32 lanes, the width of the floats, so that the
         // selects vectorise; bytes only when stored.
         float m[B];
         int32_t a[B];
         for (int l = 0; l < B; ++l) {
-          m[l] = window[l];
+          m[l] = widen(window[l]);
           a[l] = 0;
         }
         for (int r = 0; r < kh; ++r) {
           for (int c = r == 0 ? 1 : 0; c < kw; ++c) {
-            const float* v = window + (r * g.w + c) * B;
+            const T* v = window + (r * g.w + c) * P;
             const int32_t k = r * kw + c;
             // Not unrolled: GCC unrolls a 16-iteration loop before its vectoriser sees it,
             // and then leaves the lanes scalar.
 #pragma GCC unroll 1
             for (int l = 0; l < B; ++l) {
-              const bool take = (v[l] > m[l]) | (v[l] != v[l]);  // NaN wins, as in PyTorch
-              m[l] = take ? v[l] : m[l];
+              const float e = widen(v[l]);
+              const bool take = (e > m[l]) | (e != e);  // NaN wins, as in PyTorch
+              m[l] = take ? e : m[l];
               a[l] = take ? k : a[l];
             }
           }
         }
-        const int64_t at = o * out_plane + (i * g.ow + j) * B;
-        for (int l = 0; l < B; ++l) y[at + l] = m[l];
-        if (argmax) {
+        const int64_t at = (i * g.ow + j) * P;
+        for (int l = 0; l < B; ++l) out[at + l] = m[l];
+        if (arg) {
           if (g.relu_mask) {  // a maximum of 0 gets kNoGradient
 #pragma GCC unroll 1
             for (int l = 0; l < B; ++l) a[l] = m[l] > 0 ? a[l] : int32_t{kNoGradient};
           }
-          for (int l = 0; l < B; ++l) argmax[at + l] = static_cast<uint8_t>(a[l]);
+          for (int l = 0; l < B; ++l) arg[at + l] = static_cast<uint8_t>(a[l]);
         }
       }
     }
@@ -410,35 +436,42 @@ template <int B, int KH, int KW>
                                                                const uint8_t* argmax, float* gx,
                                                                const BlockedPool& g) {
   const int kh = KH ? KH : g.kh, kw = KW ? KW : g.kw;
-  const int64_t in_plane = g.h * g.w * B, out_plane = g.oh * g.ow * B;
+  const PoolLayout lay(g, B);
+  const int64_t P = lay.pixel;
   // Windows side by side (stride = kernel) write each element they cover once; the rows
   // and columns past the last window are zeroed apart. Overlapping or gapped windows sum
-  // into a zeroed gradient.
+  // into a zeroed gradient. Zeroing runs over whole images: in NHWC an image's lane blocks
+  // interleave.
   const bool tiled = g.sh == kh && g.sw == kw;
-  for (int64_t o = 0; o < g.outer; ++o) {
-    float* plane = gx + o * in_plane;
+  const int64_t images = g.outer / lay.groups, image = g.h * g.w * P;
+  for (int64_t n = 0; n < images; ++n) {
+    float* plane = gx + n * image;
     if (!tiled) {
-      std::memset(plane, 0, sizeof(float) * static_cast<size_t>(in_plane));
+      std::memset(plane, 0, sizeof(float) * static_cast<size_t>(image));
     } else {
       const int64_t rows = g.oh * g.sh, cols = g.ow * g.sw;
       for (int64_t r = 0; r < rows; ++r) {
-        std::memset(plane + (r * g.w + cols) * B, 0,
-                    sizeof(float) * static_cast<size_t>((g.w - cols) * B));
+        std::memset(plane + (r * g.w + cols) * P, 0,
+                    sizeof(float) * static_cast<size_t>((g.w - cols) * P));
       }
-      std::memset(plane + rows * g.w * B, 0,
-                  sizeof(float) * static_cast<size_t>((g.h - rows) * g.w * B));
+      std::memset(plane + rows * g.w * P, 0,
+                  sizeof(float) * static_cast<size_t>((g.h - rows) * g.w * P));
     }
+  }
+  for (int64_t o = 0; o < g.outer; ++o) {
+    float* plane = gx + lay.start(o, g.h, g.w, B);
+    const int64_t out_start = lay.start(o, g.oh, g.ow, B);
     for (int64_t i = 0; i < g.oh; ++i) {
       for (int64_t j = 0; j < g.ow; ++j) {
-        const int64_t at = o * out_plane + (i * g.ow + j) * B;
+        const int64_t at = out_start + (i * g.ow + j) * P;
         const float* grad = gy + at;
         const uint8_t* a = argmax + at;
-        float* window = plane + (i * g.sh * g.w + j * g.sw) * B;
+        float* window = plane + (i * g.sh * g.w + j * g.sw) * P;
         int32_t pos[B];
         for (int l = 0; l < B; ++l) pos[l] = a[l];
         for (int r = 0; r < kh; ++r) {
           for (int c = 0; c < kw; ++c) {
-            float* d = window + (r * g.w + c) * B;
+            float* d = window + (r * g.w + c) * P;
             const int32_t k = r * kw + c;
             if (tiled) {
               // 0 + g, as PyTorch adds into zeros: a -0 gradient lands as +0.
@@ -459,6 +492,17 @@ template <int B, int KH, int KW>
 
 DP_CLONES
 void max_pool_blocked(const float* x, float* y, uint8_t* argmax, const BlockedPool& g) {
+  const bool two = g.kh == 2 && g.kw == 2;
+  if (g.block == 16) {
+    return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)
+               : max_pool_blocked_t<16, 0, 0>(x, y, argmax, g);
+  }
+  return two ? max_pool_blocked_t<8, 2, 2>(x, y, argmax, g)
+             : max_pool_blocked_t<8, 0, 0>(x, y, argmax, g);
+}
+
+DP_CLONES
+void max_pool_blocked(const uint16_t* x, float* y, uint8_t* argmax, const BlockedPool& g) {
   const bool two = g.kh == 2 && g.kw == 2;
   if (g.block == 16) {
     return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)

@@ -36,6 +36,9 @@ void log_softmax_backward_rows(const float* gy, const float* y, float* gx, int64
 // Max pooling without padding of float32 laid out with `block` channels innermost: x as
 // [outer][h][w][block] into y as [outer][oh][ow][block], outer being N times the channel
 // blocks (oneDNN's aBcd8b / aBcd16b layouts; padded channels are pooled like the others).
+// With groups > 0 the layout is NHWC instead (oneDNN's acdb, which its AMX convolutions
+// pick) with groups * block channels: outer is N times the groups, and each group's
+// `block` lanes sit groups * block elements from one pixel to the next.
 // Windows of kh x kw at strides sh, sw; oh = (h - kh) / sh + 1, ow likewise. oneDNN 2.6's
 // max pooling with a workspace (for training) ran 5.6x slower than without on this
 // machine's AVX-512 (8.8 ms against 1.6 ms for [256, 32, 28, 28]); these loops store the
@@ -46,12 +49,15 @@ struct BlockedPool {
   int block;  // 8 or 16
   // Pooling a ReLU's output: an output whose maximum is not above 0 gets argmax
   // kNoGradient, so that the backward passes it no gradient, as the ReLU's mask would.
-  bool relu_mask = false;
+  bool relu_mask;
+  int64_t groups;  // 0: channel-blocked; > 0: NHWC with groups * block channels
 };
 constexpr uint8_t kNoGradient = 255;
 // argmax (may be null: inference) receives each output's position in its window, row by
 // row (kh * kw < 255): the first maximum, or the last NaN, as PyTorch's CPU kernel picks.
 void max_pool_blocked(const float* x, float* y, uint8_t* argmax, const BlockedPool& g);
+// The same of bfloat16 x (bits), into float32 y (exact: y holds values of x).
+void max_pool_blocked(const uint16_t* x, float* y, uint8_t* argmax, const BlockedPool& g);
 // gx (x's layout) = the gradient of max_pool_blocked: gy at each window's argmax, 0
 // elsewhere; summed where windows overlap.
 void max_pool_blocked_backward(const float* gy, const uint8_t* argmax, float* gx,
