@@ -322,6 +322,8 @@ bool CudaBackend::runs_bf16(Bf16Kernel kernel, int dev) const {
       return conv_engine_ != ConvEngine::kIm2col;
     case Bf16Kernel::kConvReluPool:  // the plugin has no fused block (callers compose)
       return false;
+    case Bf16Kernel::kReluBackward:  // staged: a float32 kernel around a mask
+      return false;
   }
   return false;
 }

@@ -93,6 +93,7 @@ enum class Bf16Kernel : int {
   kConv2dBackwardData,
   kConv2dBackwardWeights,
   kConvReluPool,  // conv_relu_pool_state_bytes, conv_relu_pool and its backward
+  kReluBackward,  // unary_backward with UnaryOp::kRelu (a mask: exact in bfloat16)
 };
 
 // The reductions of ProcessComm::allreduce.

@@ -116,7 +116,10 @@ void Bf16Staging::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
 
 void Bf16Staging::unary_backward(int dev, UnaryOp op, const KView& gy, const KView& saved,
                                  const KView& gx) {
-  if (!any_bf16({&gy, &saved, &gx})) return inner_->unary_backward(dev, op, gy, saved, gx);
+  if (!any_bf16({&gy, &saved, &gx}) ||
+      (op == UnaryOp::kRelu && inner_->runs_bf16(Bf16Kernel::kReluBackward, dev))) {
+    return inner_->unary_backward(dev, op, gy, saved, gx);
+  }
   Staged s(*inner_, dev);
   inner_->unary_backward(dev, op, s.in(gy), s.in(saved), s.out(gx));
   s.finish();

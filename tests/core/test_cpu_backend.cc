@@ -16,6 +16,7 @@
 #include "device/cpu/cpu_backend.h"
 #include "device/cpu/cpu_loops.h"
 #include "device/cpu/cpu_reference.h"
+#include "device/element_math.h"
 #include "error.h"
 #include "tensor/shape.h"
 #include "test_context.h"
@@ -290,6 +291,36 @@ TEST(CpuLoops, BlockedMaxPoolingOfBfloat16EqualsPoolingItsFloat32Values) {
       later += want_arg[o] > 0 && want_arg[o] != cpu_loops::kNoGradient;
     }
     EXPECT_GT(later, 0);  // not every window's maximum is its first element
+  }
+}
+
+TEST(CpuLoops, BfloatReluBackwardIsTheFloat32ReferenceOnEveryPairOfSpecialValues) {
+  // gx = gy * relu'(x) with relu'(x) = x <= 0 ? 0 : 1 (elem::unary_derivative: a NaN x
+  // passes the gradient), against the float32 reference on the widened values, for gy and
+  // x from 0, -0, +-1.5, the smallest subnormal, +-inf, NaN and random values.
+  std::vector<float> special = {0.f, -0.f, 1.5f, -1.5f, 9.18e-41f, INFINITY, -INFINITY, NAN};
+  for (int i = 0; i < 24; ++i) {
+    special.push_back(static_cast<float>(elem::uniform01(3, static_cast<uint64_t>(i)) * 8 - 4));
+  }
+  std::vector<uint16_t> gy, x;
+  for (float g : special) {
+    for (float v : special) {
+      gy.push_back(dp::float_to_bf16(g));
+      x.push_back(dp::float_to_bf16(v));
+    }
+  }
+  std::vector<uint16_t> gx(gy.size());
+  cpu_loops::relu_backward_bf16(gy.data(), x.data(), gx.data(), static_cast<int64_t>(gx.size()));
+  for (size_t i = 0; i < gx.size(); ++i) {
+    const float g = dp::bf16_to_float(gy[i]), v = dp::bf16_to_float(x[i]);
+    const float want = g * elem::unary_derivative(UnaryOp::kRelu, v);
+    const float got = dp::bf16_to_float(gx[i]);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << "gy " << g << " x " << v;
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want))
+          << "gy " << g << " x " << v;
+    }
   }
 }
 

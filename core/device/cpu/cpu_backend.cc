@@ -285,6 +285,16 @@ void CpuBackend::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
 
 void CpuBackend::unary_backward(int dev, UnaryOp op, const KView& gy, const KView& saved,
                                 const KView& gx) {
+  if (op == UnaryOp::kRelu && gx.dtype == DType::kBFloat16) {  // runs_bf16(kReluBackward)
+    DP_CHECK(gy.dtype == DType::kBFloat16 && saved.dtype == DType::kBFloat16, kDtypeMismatch,
+             "relu backward on bfloat16 needs bfloat16 gradient and input, got "
+                 << dtype_name(gy.dtype) << " and " << dtype_name(saved.dtype));
+    // The reference's gy * relu'(x) on the widened values: a product by 0 or 1, so the
+    // rounding back is exact and there is nothing to stage.
+    cpu_loops::relu_backward_bf16(gy.as<uint16_t>(), saved.as<uint16_t>(), gx.as<uint16_t>(),
+                                  gx.numel());
+    return;
+  }
   if (f32(gx) && dnnl_cpu::unary_backward(dnnl(dev), op, gy, saved, gx)) return;
   by_float(gx, "unary backward",
            [&](auto t) { ref::unary_backward<decltype(t)>(op, gy, saved, gx); });
@@ -305,9 +315,10 @@ void CpuBackend::argmax(int, const KView& x, int dim, const KView& out) {
   by_float(x, "argmax", [&](auto t) { ref::argmax<decltype(t)>(x, dim, out); });
 }
 
-bool CpuBackend::runs_bf16(Bf16Kernel, int) const {
-  // Every Bf16Kernel: matmul, the three convolutions and the conv + ReLU + pool block.
-  return dnnl_cpu::bf16_native();
+bool CpuBackend::runs_bf16(Bf16Kernel kernel, int) const {
+  // ReLU's backward is a loop of our own on any CPU; matmul, the three convolutions and the
+  // conv + ReLU + pool block are oneDNN's bfloat16 primitives where the CPU has them.
+  return kernel == Bf16Kernel::kReluBackward || dnnl_cpu::bf16_native();
 }
 
 bool CpuBackend::bf16_native(int) const {

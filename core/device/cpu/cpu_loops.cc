@@ -329,6 +329,14 @@ void round_to_bf16(float* x, int64_t n) {
 }
 
 DP_CLONES
+void relu_backward_bf16(const uint16_t* gy, const uint16_t* x, uint16_t* gx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = dp::bf16_to_float(gy[i]), v = dp::bf16_to_float(x[i]);
+    gx[i] = dp::float_to_bf16(g * (v <= 0.f ? 0.f : 1.f));
+  }
+}
+
+DP_CLONES
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p) {
   in_write_blocks(
       n, {w, buf}, [&](int64_t b, int64_t e) __attribute__((always_inline)) {

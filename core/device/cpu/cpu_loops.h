@@ -85,6 +85,9 @@ void bf16_to_float(const uint16_t* in, float* out, int64_t n);
 void float_to_bf16(const float* in, uint16_t* out, int64_t n);
 // Each of x[0..n) rounded to the nearest bfloat16 value, kept as float32.
 void round_to_bf16(float* x, int64_t n);
+// gx = gy * (x <= 0 ? 0 : 1) of bfloat16 bits (elem::unary_derivative's ReLU: a NaN x
+// passes the gradient; a NaN or infinite gy where x <= 0 gives NaN, as the product does).
+void relu_backward_bf16(const uint16_t* gy, const uint16_t* x, uint16_t* gx, int64_t n);
 
 // In-place SGD and Adam updates with PyTorch's rules (see ref::sgd_step, ref::adam_step).
 void sgd(float* w, const float* g, float* buf, int64_t n, const SgdParams& p);
