@@ -51,6 +51,9 @@ class Staged {
   // An output: a float32 buffer holding v's current values; finish() rounds it into v.
   const KView& out(const KView& v) { return stage(v, true); }
   const KView* out(const KView* v) { return v ? &out(*v) : nullptr; }
+  // An output the kernel writes whole without reading it: a float32 buffer whose values
+  // are v's only if v is also an input (whichever of in() and fresh() comes first).
+  const KView& fresh(const KView& v) { return stage(v, true, false); }
 
   // Rounds every staged output into its bfloat16 view.
   void finish() {
@@ -64,9 +67,10 @@ class Staged {
     KView bf16, f32;
     size_t bytes;
     bool written;
+    bool filled;  // holds bf16's values
   };
 
-  const KView& stage(const KView& v, bool written) {
+  const KView& stage(const KView& v, bool written, bool values = true) {
     if (v.dtype != DType::kBFloat16) {
       plain_.push_back(v);
       return plain_.back();
@@ -74,14 +78,18 @@ class Staged {
     for (Buffer& b : buffers_) {
       if (b.bf16.data == v.data && b.bf16.numel() == v.numel()) {
         b.written = b.written || written;
+        if (values && !b.filled) {
+          be_.cast(dev_, v, b.f32);
+          b.filled = true;
+        }
         return b.f32;
       }
     }
-    Buffer b{v, v, static_cast<size_t>(v.numel()) * sizeof(float), written};
+    Buffer b{v, v, static_cast<size_t>(v.numel()) * sizeof(float), written, values};
     b.f32.dtype = DType::kFloat32;
     b.f32.data = be_.allocate(dev_, b.bytes > 0 ? b.bytes : 1);
     buffers_.push_back(b);
-    be_.cast(dev_, v, buffers_.back().f32);
+    if (values) be_.cast(dev_, v, buffers_.back().f32);
     return buffers_.back().f32;
   }
 
@@ -96,21 +104,21 @@ class Staged {
 void Bf16Staging::binary(int dev, BinaryOp op, const KView& a, const KView& b, const KView& out) {
   if (!any_bf16({&a, &b, &out})) return inner_->binary(dev, op, a, b, out);
   Staged s(*inner_, dev);
-  inner_->binary(dev, op, s.in(a), s.in(b), s.out(out));
+  inner_->binary(dev, op, s.in(a), s.in(b), s.fresh(out));
   s.finish();
 }
 
 void Bf16Staging::affine(int dev, const KView& x, const KView& out, double alpha, double beta) {
   if (!any_bf16({&x, &out})) return inner_->affine(dev, x, out, alpha, beta);
   Staged s(*inner_, dev);
-  inner_->affine(dev, s.in(x), s.out(out), alpha, beta);
+  inner_->affine(dev, s.in(x), s.fresh(out), alpha, beta);
   s.finish();
 }
 
 void Bf16Staging::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
   if (!any_bf16({&x, &out})) return inner_->unary(dev, op, x, out);
   Staged s(*inner_, dev);
-  inner_->unary(dev, op, s.in(x), s.out(out));
+  inner_->unary(dev, op, s.in(x), s.fresh(out));
   s.finish();
 }
 
@@ -121,7 +129,7 @@ void Bf16Staging::unary_backward(int dev, UnaryOp op, const KView& gy, const KVi
     return inner_->unary_backward(dev, op, gy, saved, gx);
   }
   Staged s(*inner_, dev);
-  inner_->unary_backward(dev, op, s.in(gy), s.in(saved), s.out(gx));
+  inner_->unary_backward(dev, op, s.in(gy), s.in(saved), s.fresh(gx));
   s.finish();
 }
 
@@ -144,14 +152,14 @@ void Bf16Staging::matmul(int dev, const KView& a, const KView& b, const KView* b
     return inner_->matmul(dev, a, b, bias, out, p);
   }
   Staged s(*inner_, dev);
-  inner_->matmul(dev, s.in(a), s.in(b), s.in(bias), s.out(out), p);
+  inner_->matmul(dev, s.in(a), s.in(b), s.in(bias), p.accumulate ? s.out(out) : s.fresh(out), p);
   s.finish();
 }
 
 void Bf16Staging::softmax(int dev, const KView& x, int dim, bool log, const KView& out) {
   if (!any_bf16({&x, &out})) return inner_->softmax(dev, x, dim, log, out);
   Staged s(*inner_, dev);
-  inner_->softmax(dev, s.in(x), dim, log, s.out(out));
+  inner_->softmax(dev, s.in(x), dim, log, s.fresh(out));
   s.finish();
 }
 
@@ -159,7 +167,7 @@ void Bf16Staging::softmax_backward(int dev, const KView& gy, const KView& y, int
                                    const KView& gx) {
   if (!any_bf16({&gy, &y, &gx})) return inner_->softmax_backward(dev, gy, y, dim, log, gx);
   Staged s(*inner_, dev);
-  inner_->softmax_backward(dev, s.in(gy), s.in(y), dim, log, s.out(gx));
+  inner_->softmax_backward(dev, s.in(gy), s.in(y), dim, log, s.fresh(gx));
   s.finish();
 }
 
@@ -169,7 +177,7 @@ void Bf16Staging::conv2d(int dev, const KView& x, const KView& w, const KView* b
     return inner_->conv2d(dev, x, w, bias, y, p);
   }
   Staged s(*inner_, dev);
-  inner_->conv2d(dev, s.in(x), s.in(w), s.in(bias), s.out(y), p);
+  inner_->conv2d(dev, s.in(x), s.in(w), s.in(bias), s.fresh(y), p);
   s.finish();
 }
 
@@ -203,7 +211,7 @@ void Bf16Staging::pool2d(int dev, const KView& x, const KView& y, void* workspac
                          const Pool2dParams& p) {
   if (!any_bf16({&x, &y})) return inner_->pool2d(dev, x, y, workspace, p);
   Staged s(*inner_, dev);
-  inner_->pool2d(dev, s.in(x), s.out(y), workspace, p);
+  inner_->pool2d(dev, s.in(x), s.fresh(y), workspace, p);
   s.finish();
 }
 

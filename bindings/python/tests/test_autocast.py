@@ -1,6 +1,7 @@
 """dp.autocast: the per-thread switch (context manager, decorator, nesting, exceptions,
 threads), what a bfloat16 linear computes against float64, the gradients' dtypes, and the
 device query bf16_native. (Which op runs in which dtype: test_autocast_ops.py.)"""
+import os
 import threading
 
 import numpy as np
@@ -247,6 +248,10 @@ def test_backward_does_not_depend_on_where_it_is_called(ctx, rng):
 
 # ---- the device query --------------------------------------------------------------------
 def _cpu_has_native_bf16():
+    """What the library should report: the CPU's flags, unless DP_CPU_BF16=fp32 turns the
+    native path off (docs/environment.md)."""
+    if os.environ.get("DP_CPU_BF16") == "fp32":
+        return False
     flags = open("/proc/cpuinfo").read().split()
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
