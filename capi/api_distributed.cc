@@ -177,6 +177,41 @@ dp_result dp_ddp_bucket_count(const dp_ddp* ddp, size_t* n) {
   return guard([&] { *out_ptr(n, "n") = check(ddp, "ddp")->rep->reducer().bucket_count(); });
 }
 
+dp_result dp_ddp_stats(const dp_ddp* ddp, dp_ddp_phase_times* last, dp_ddp_phase_times* total,
+                       uint64_t* calls) {
+  return guard([&] {
+    dp::DistributedDataParallel& rep = *check(ddp, "ddp")->rep;
+    dp::PhaseTimes local_last, local_total;
+    dp::SyncTimes sync_last, sync_total;
+    uint64_t n = 0;
+    rep.local().stats().read(&local_last, &local_total, nullptr);
+    rep.sync_stats().read(&sync_last, &sync_total, &n);
+    auto convert = [](const dp::PhaseTimes& p, const dp::SyncTimes& s) {
+      return dp_ddp_phase_times{sizeof(dp_ddp_phase_times),
+                                {p.scatter, p.replicate, p.apply, p.gather, p.backward, p.reduce},
+                                s.buffer_broadcast,
+                                s.allreduce,
+                                s.sync_wait};
+    };
+    const OptionsLayout layout{"dp_ddp_phase_times", "DP_DDP_PHASE_TIMES_INIT",
+                               sizeof(dp_ddp_phase_times)};
+    // Both sizes first: a bad one changes neither result.
+    if (last) check_results_size(last, "last", layout);
+    if (total) check_results_size(total, "total", layout);
+    if (last) write_results(last, convert(local_last, sync_last), "last", layout);
+    if (total) write_results(total, convert(local_total, sync_total), "total", layout);
+    if (calls) *calls = n;
+  });
+}
+
+dp_result dp_ddp_reset_stats(dp_ddp* ddp) {
+  return guard([&] {
+    dp::DistributedDataParallel& rep = *check(ddp, "ddp")->rep;
+    rep.local().stats().reset();
+    rep.sync_stats().reset();
+  });
+}
+
 dp_result dp_ddp_set_grad_sync(dp_ddp* ddp, int sync) {
   return guard([&] { check(ddp, "ddp")->rep->set_grad_sync(sync != 0); });
 }

@@ -52,4 +52,32 @@ T read_options(const T* given, T defaults, const char* arg, const OptionsLayout&
   return defaults;
 }
 
+// Throws kInvalidArgument unless out->struct_size is one write_results takes (the sizes
+// read_options takes).
+template <class T>
+void check_results_size(const T* out, const char* arg, const OptionsLayout& layout) {
+  const size_t size = out->struct_size;
+  DP_CHECK(size >= layout.minimum && size <= kMaxOptionsSize && size % alignof(size_t) == 0,
+           kInvalidArgument,
+           arg << "->struct_size = " << size << " is not the size of a " << layout.type << " ("
+               << layout.minimum << " to " << kMaxOptionsSize << ", a multiple of "
+               << alignof(size_t) << "; initialise with " << layout.init << ")");
+}
+
+// Writes `value` into the caller's result struct *out by its struct_size (checked by
+// check_results_size): the first min(struct_size, sizeof(T)) bytes, and zeros past
+// sizeof(T) (members of a newer header that this library does not know). out->struct_size
+// keeps the caller's value.
+template <class T>
+void write_results(T* out, const T& value, const char* arg, const OptionsLayout& layout) {
+  check_results_size(out, arg, layout);
+  const size_t size = out->struct_size;
+  auto* bytes = reinterpret_cast<unsigned char*>(out);
+  const size_t known = std::min(size, sizeof(T));
+  std::memcpy(bytes + sizeof(size_t),
+              reinterpret_cast<const unsigned char*>(&value) + sizeof(size_t),
+              known - sizeof(size_t));
+  if (size > sizeof(T)) std::memset(bytes + sizeof(T), 0, size - sizeof(T));
+}
+
 }  // namespace dp::capi

@@ -48,7 +48,8 @@ for handle in ("dp_context", "dp_tensor", "dp_module", "dp_optimizer", "dp_data_
 NOT_RETURNED = {
     ("size_t*", "n_outputs"), ("size_t*", "n_replicas"), ("size_t*", "n"),
     ("uint64_t*", "total_bytes"), ("const char**", "name"), ("dp_phase_times*", "last"),
-    ("dp_phase_times*", "total"), ("size_t*", "needed"),
+    ("dp_phase_times*", "total"), ("dp_ddp_phase_times*", "last"),
+    ("dp_ddp_phase_times*", "total"), ("size_t*", "needed"),
     ("dp_context_options*", "o"),  # filled in by dp_java_options_set_log
 }
 

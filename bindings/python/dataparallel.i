@@ -424,6 +424,18 @@ DP_PY_VALUE_OUT(void*, out, PyLong_FromVoidPtr)
   $result = SWIG_Python_AppendOutput($result, p);
 }
 
+/* DDP phase times: the same, with struct_size set for the library to read. */
+%typemap(in, numinputs=0) dp_ddp_phase_times* (dp_ddp_phase_times ddp_times) {
+  ddp_times.struct_size = sizeof ddp_times;
+  $1 = &ddp_times;
+}
+%typemap(argout) dp_ddp_phase_times* {
+  dp_ddp_phase_times* copy = (dp_ddp_phase_times*)malloc(sizeof(dp_ddp_phase_times));
+  if (copy) *copy = ddp_times$argnum;
+  PyObject* p = SWIG_NewPointerObj(copy, $descriptor(dp_ddp_phase_times*), SWIG_POINTER_OWN);
+  $result = SWIG_Python_AppendOutput($result, p);
+}
+
 /* Several handles at once, into an array on the heap (64 KiB, taken from malloc's free
    lists, not the system, after the first call) that holds more than any call returns in
    practice: 8192 outputs (DP_MAX_OUTPUTS for each of 512 devices, two for each of 4096)

@@ -88,7 +88,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
   for (const Tensor& p : local_->module()->parameters()) {
     if (p.requires_grad()) params.push_back(p);
   }
-  reducer_ = std::make_unique<Reducer>(group_, std::move(params), options.buckets);
+  reducer_ = std::make_unique<Reducer>(group_, std::move(params), options.buckets, sync_stats_);
 }
 
 void DistributedDataParallel::check_models_agree() {
@@ -147,8 +147,13 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
   ++steps_;
   ++trained_steps_;
   const bool sync = GradMode::enabled() && grad_sync_;
+  sync_stats_->begin_call();
   if (uneven_inputs_) count_active(true, sync);
-  if (options_.broadcast_buffers && group_->size() > 1) broadcast_state(false, 0);
+  if (options_.broadcast_buffers && group_->size() > 1) {
+    const auto start = std::chrono::steady_clock::now();
+    broadcast_state(false, 0);
+    sync_stats_->add(SyncStats::Part::kBufferBroadcast, seconds_since(start));
+  }
   reducer_->prepare(sync, steps_);
   return local_->forward(inputs, broadcast);
 }

@@ -60,6 +60,8 @@ class DistributedDataParallel {
   DataParallel& local() { return *local_; }
   const Reducer& reducer() const { return *reducer_; }
   int64_t steps() const { return steps_; }
+  // The synchronisation's seconds (the rank's DataParallel keeps its own: local().stats()).
+  SyncStats& sync_stats() { return *sync_stats_; }
 
  private:
   void check_models_agree();
@@ -71,6 +73,7 @@ class DistributedDataParallel {
   std::shared_ptr<ProcessGroup> group_;
   std::unique_ptr<DataParallel> local_;
   std::unique_ptr<Reducer> reducer_;
+  std::shared_ptr<SyncStats> sync_stats_ = std::make_shared<SyncStats>();
   DdpOptions options_;
   bool grad_sync_ = true;
   bool uneven_inputs_ = false;

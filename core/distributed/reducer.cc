@@ -12,8 +12,8 @@
 namespace dp {
 
 Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
-                 const ReducerOptions& options)
-    : group_(std::move(group)), params_(std::move(params)) {
+                 const ReducerOptions& options, std::shared_ptr<SyncStats> stats)
+    : group_(std::move(group)), stats_(std::move(stats)), params_(std::move(params)) {
   DP_CHECK(options.bucket_bytes > 0 && options.first_bucket_bytes > 0, kInvalidArgument,
            "bucket sizes must be positive (bucket_bytes = "
                << options.bucket_bytes << ", first_bucket_bytes = " << options.first_bucket_bytes
@@ -149,9 +149,11 @@ void Reducer::launch(size_t b) {
       "bucket allreduce", static_cast<int64_t>(b),
       "the gradient allreduce of bucket " + std::to_string(b) + " (of " +
           std::to_string(buckets_.size()) + ") in step " + std::to_string(step_),
-      [flat, n](Transport& tr) {
+      [flat, n, stats = stats_](Transport& tr) {
+        const auto start = std::chrono::steady_clock::now();
         tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()), flat.dtype(), ReduceOp::kSum);
         divide_in_place(flat, n);
+        if (stats) stats->add(SyncStats::Part::kAllreduce, seconds_since(start));
       });
 }
 
@@ -168,10 +170,12 @@ void Reducer::finish() {
     launch_ready();
     armed_ = false;
   }
+  const auto wait_start = std::chrono::steady_clock::now();
   for (Bucket& b : buckets_) {
     group_->wait(*b.work);
     b.flat.bump_version();
   }
+  if (stats_) stats_->add(SyncStats::Part::kSyncWait, seconds_since(wait_start));
   for (size_t k = 0; k < params_.size(); ++k) {
     Tensor& p = params_[k];
     Tensor grad = p.grad();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "distributed/process_group.h"
+#include "distributed/sync_stats.h"
 #include "tensor/tensor.h"
 
 namespace dp {
@@ -36,8 +37,9 @@ struct ReducerOptions {
 class Reducer {
  public:
   // params: the module's parameters in named_parameters() order (each requires grad).
+  // stats (may be null) receives the buckets' allreduce times and backward's wait for them.
   Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
-          const ReducerOptions& options);
+          const ReducerOptions& options, std::shared_ptr<SyncStats> stats = nullptr);
   // Removes the hooks; waits for buckets already queued.
   ~Reducer();
   Reducer(const Reducer&) = delete;
@@ -72,6 +74,7 @@ class Reducer {
   void reset_buckets();
 
   std::shared_ptr<ProcessGroup> group_;
+  std::shared_ptr<SyncStats> stats_;  // may be null
   std::vector<Tensor> params_;
   std::vector<size_t> bucket_of_;  // per parameter
   std::vector<size_t> slot_of_;    // per parameter: index within its bucket

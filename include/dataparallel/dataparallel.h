@@ -68,7 +68,7 @@ extern "C" {
 /** The version as one number: major * 10000 + minor * 100 + patch. */
 #define DP_VERSION_NUMBER (DP_VERSION_MAJOR * 10000 + DP_VERSION_MINOR * 100 + DP_VERSION_PATCH)
 /** The newest dp_api table version this header describes (see dp_get_api). */
-#define DP_API_VERSION 3
+#define DP_API_VERSION 4
 
 /** The library's version number at run time (same encoding as DP_VERSION_NUMBER). */
 DP_EXPORT uint32_t dp_version_number(void);
@@ -1168,6 +1168,34 @@ DP_EXPORT dp_result dp_ddp_devices(const dp_ddp* ddp, dp_device* devices, size_t
                                    size_t* n);
 /** The number of gradient buckets. */
 DP_EXPORT dp_result dp_ddp_bucket_count(const dp_ddp* ddp, size_t* n);
+
+/**
+ * Seconds a DistributedDataParallel step spends, by part. The caller sets struct_size
+ * (DP_DDP_PHASE_TIMES_INIT); the library fills the members that fit in it, and zeroes
+ * bytes past the members it knows.
+ */
+typedef struct dp_ddp_phase_times {
+  size_t struct_size;
+  /** The DataParallel inside the rank, as dp_data_parallel_stats: its reduce is the sum
+      between the rank's devices (0 with one device). */
+  dp_phase_times local;
+  /** Rank 0's buffers to every rank before each forward (broadcast_buffers). */
+  double buffer_broadcast;
+  /** The gradient buckets' allreduce between the ranks, summed over the buckets, on the
+      process group's communication thread: it overlaps backward. */
+  double allreduce;
+  /** Backward's end waiting for those allreduces: the part backward did not hide. */
+  double sync_wait;
+} dp_ddp_phase_times;
+
+#define DP_DDP_PHASE_TIMES_INIT { sizeof(dp_ddp_phase_times), { 0, 0, 0, 0, 0, 0 }, 0, 0, 0 }
+
+/** The last forward's (and its backward's) times, and the totals since creation or the
+    last reset; calls: forwards counted. Any out may be NULL; each given one needs its
+    struct_size set. */
+DP_EXPORT dp_result dp_ddp_stats(const dp_ddp* ddp, dp_ddp_phase_times* last,
+                                 dp_ddp_phase_times* total, uint64_t* calls);
+DP_EXPORT dp_result dp_ddp_reset_stats(dp_ddp* ddp);
 /**
  * sync 0: the backwards of the following forwards only accumulate local gradients
  * (PyTorch's no_sync(), for gradient accumulation); 1 (default): the next backward
@@ -1391,6 +1419,9 @@ typedef struct dp_api {
   dp_result (*device_bf16_native)(const dp_context*, dp_device, int*);
   dp_result (*set_autocast)(dp_dtype, dp_dtype*);
   dp_dtype (*autocast_dtype)(void);
+  /* version 4 */
+  dp_result (*ddp_stats)(const dp_ddp*, dp_ddp_phase_times*, dp_ddp_phase_times*, uint64_t*);
+  dp_result (*ddp_reset_stats)(dp_ddp*);
   /* DP_API_TABLE_END: new members go above this line */
 } dp_api;
 

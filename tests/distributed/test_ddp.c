@@ -500,6 +500,72 @@ static void broadcast_buffers_gives_every_rank_rank_0s_statistics(void** state) 
   }
 }
 
+/* --- statistics ----------------------------------------------------------------------- */
+
+/* dp_ddp_stats: 3 synced steps and one under no_sync. calls counts the forwards; a synced
+   step has allreduce time (on the communication thread) and the local DataParallel's
+   apply and backward; the no_sync step has neither allreduce nor wait; the total is the
+   sum of the steps' lasts; reset clears all. Bad struct sizes are refused by name, and a
+   newer caller's longer struct gets zeros past the members this library knows. */
+static void stats_count_each_step_and_its_allreduce(void** state) {
+  (void)state;
+  dp_module* model = make_mlp(g_ctx, 64);
+  dp_ddp* ddp = make_ddp(model, 16, 1);
+  ASSERT_OK(dp_ddp_reset_stats(ddp));
+  dp_ddp_phase_times sum = DP_DDP_PHASE_TIMES_INIT;
+  for (int s = 0; s < 4; ++s) {
+    const int sync = s < 3;
+    ASSERT_OK(dp_ddp_set_grad_sync(ddp, sync));
+    ddp_backward(ddp, s, g_rank * kRankBatch, kRankBatch, 0, 1.0);
+    dp_ddp_phase_times last = DP_DDP_PHASE_TIMES_INIT;
+    ASSERT_OK(dp_ddp_stats(ddp, &last, NULL, NULL));
+    assert_true(last.local.apply > 0 && last.local.backward >= 0);
+    if (sync) {
+      assert_true(last.allreduce > 0);
+      assert_true(last.sync_wait >= 0 && last.sync_wait < 60);
+    } else {
+      assert_true(last.allreduce == 0 && last.sync_wait == 0);
+    }
+    sum.local.apply += last.local.apply;
+    sum.allreduce += last.allreduce;
+    sum.sync_wait += last.sync_wait;
+    sum.buffer_broadcast += last.buffer_broadcast;
+  }
+  dp_ddp_phase_times total = DP_DDP_PHASE_TIMES_INIT;
+  uint64_t calls = 0;
+  ASSERT_OK(dp_ddp_stats(ddp, NULL, &total, &calls));
+  assert_int_equal(calls, 4);
+  assert_true(fabs(total.allreduce - sum.allreduce) <= 1e-12);
+  assert_true(fabs(total.sync_wait - sum.sync_wait) <= 1e-12);
+  assert_true(fabs(total.local.apply - sum.local.apply) <= 1e-12);
+  assert_true(fabs(total.buffer_broadcast - sum.buffer_broadcast) <= 1e-12);
+  assert_int_equal(total.struct_size, sizeof total);
+
+  /* A longer struct from a newer header: the known members written, the rest zeroed. */
+  unsigned char newer[sizeof(dp_ddp_phase_times) + 16];
+  memset(newer, 0xff, sizeof newer);
+  dp_ddp_phase_times* n = (dp_ddp_phase_times*)(void*)newer;
+  n->struct_size = sizeof newer;
+  ASSERT_OK(dp_ddp_stats(ddp, NULL, n, NULL));
+  assert_int_equal(n->struct_size, sizeof newer);
+  assert_true(fabs(n->allreduce - total.allreduce) <= 1e-12);
+  for (size_t i = sizeof(dp_ddp_phase_times); i < sizeof newer; ++i) assert_int_equal(newer[i], 0);
+
+  dp_ddp_phase_times bad = DP_DDP_PHASE_TIMES_INIT;
+  bad.struct_size = 4;
+  ASSERT_ERROR(dp_ddp_stats(ddp, &total, &bad, NULL), DP_ERR_INVALID_ARGUMENT,
+               "total->struct_size = 4");
+  ASSERT_ERROR(dp_ddp_stats(NULL, &total, NULL, NULL), DP_ERR_INVALID_ARGUMENT, "ddp");
+  ASSERT_ERROR(dp_ddp_reset_stats(NULL), DP_ERR_INVALID_ARGUMENT, "ddp");
+
+  ASSERT_OK(dp_ddp_reset_stats(ddp));
+  ASSERT_OK(dp_ddp_stats(ddp, NULL, &total, &calls));
+  assert_int_equal(calls, 0);
+  assert_true(total.allreduce == 0 && total.sync_wait == 0 && total.local.apply == 0);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 /* --- arguments ------------------------------------------------------------------------ */
 
 static void ddp_create_rejects_bad_arguments(void** state) {
@@ -559,6 +625,7 @@ int main(void) {
       cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
+      cmocka_unit_test(stats_count_each_step_and_its_allreduce),
       cmocka_unit_test(ddp_create_rejects_bad_arguments),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
