@@ -70,10 +70,51 @@ DP_OPTIONS(dp_context_options, DP_CONTEXT_OPTIONS_INIT)
 DP_OPTIONS(dp_sgd_options, DP_SGD_OPTIONS_INIT)
 DP_OPTIONS(dp_adam_options, DP_ADAM_OPTIONS_INIT)
 DP_OPTIONS(dp_process_group_options, DP_PROCESS_GROUP_OPTIONS_INIT)
-DP_OPTIONS(dp_ddp_options, DP_DDP_OPTIONS_INIT)
-/* The DataParallel inside each rank keeps its defaults: the pointer would have to outlive
-   the struct, which the bindings cannot promise for a proxy the caller holds. */
+
+/* local (the DataParallel inside each rank) is a pointer the struct does not own: the
+   proxy owns a copy instead, set with set_local (chunk_sizes included) and freed with the
+   struct, so the dp_data_parallel_options proxy passed in need not outlive the call. The
+   copy shares the struct's allocation. */
+%{
+typedef struct dp_bind_ddp_options {
+  dp_ddp_options options; /* first: the proxy's pointer is this struct's */
+  dp_data_parallel_options local;
+} dp_bind_ddp_options;
+%}
+%immutable dp_ddp_options::struct_size;
 %ignore dp_ddp_options::local;
+%nodefaultdtor dp_ddp_options;
+%extend dp_ddp_options {
+  dp_ddp_options() {
+    dp_bind_ddp_options* b = (dp_bind_ddp_options*)malloc(sizeof *b);
+    if (b) {
+      dp_ddp_options init = DP_DDP_OPTIONS_INIT;
+      b->options = init;
+    }
+    return (dp_ddp_options*)b;
+  }
+  ~dp_ddp_options() {
+    if ($self->local) free((void*)$self->local->chunk_sizes);
+    free($self);
+  }
+  /* Copies local; NULL restores the default (DP_DATA_PARALLEL_OPTIONS_INIT). A chunk_sizes
+     copy that cannot be allocated stays NULL with its count, which dp_ddp_create rejects,
+     rather than quietly becoming equal chunks. */
+  void set_local(const dp_data_parallel_options* local) {
+    dp_bind_ddp_options* b = (dp_bind_ddp_options*)$self;
+    if ($self->local) free((void*)$self->local->chunk_sizes);
+    $self->local = NULL;
+    if (!local) return;
+    b->local = *local;
+    b->local.chunk_sizes = NULL;
+    if (local->chunk_sizes && local->n_chunk_sizes) {
+      int64_t* copy = (int64_t*)malloc(local->n_chunk_sizes * sizeof(int64_t));
+      if (copy) memcpy(copy, local->chunk_sizes, local->n_chunk_sizes * sizeof(int64_t));
+      b->local.chunk_sizes = copy;
+    }
+    $self->local = &b->local;
+  }
+}
 
 /* AdamW's defaults differ from Adam's only in weight_decay. */
 %inline %{

@@ -28,6 +28,7 @@ from .context import Context
 from .devices import device as as_device, from_c
 from .errors import Error
 from .nn import Module, _raise_from_forward
+from .parallel import _options as _data_parallel_options
 from .tensor import _th, _ths, _wrap
 
 __all__ = ["ProcessGroup", "DistributedDataParallel"]
@@ -185,16 +186,34 @@ class DistributedDataParallel(Handle):
     backward has produced their last gradient; first_bucket_mb: the first bucket's.
     broadcast_buffers: rank 0's buffers (BatchNorm statistics) reach every rank before
     each forward.
+
+    The DataParallel inside the rank takes DataParallel's options, under the same names:
+    chunk_sizes (rows per device of this rank's batch, summing to it; None: equal
+    chunks), cache_replicas, buffer_sync ("none" or "average": over the rank's replicas;
+    broadcast_buffers then makes rank 0's the job's), alias_cpu, and grad_reduce_dtype
+    (float32, or bfloat16 to move and sum the rank's replicas' gradients in bfloat16
+    before the float32 average over the ranks). broadcast_bucket_bytes is DataParallel's
+    bucket_bytes, renamed beside bucket_cap_mb: the bucket size of the broadcast that
+    replicates the module onto the rank's devices (0: 10 MiB), not a gradient bucket.
+    DataParallel's gather is not offered: the rank's output is always gathered on
+    output_device, as PyTorch's DDP does. The options are copied at creation; a bad value
+    raises ValueError (InvalidArgumentError from the library) naming it.
     """
 
     __slots__ = ("_h", "_module", "_group", "_grad_sync", "__weakref__")
 
     def __init__(self, module, group, device_ids=None, output_device=None, dim=0, *,
-                 bucket_cap_mb=25, first_bucket_mb=1, broadcast_buffers=True):
+                 bucket_cap_mb=25, first_bucket_mb=1, broadcast_buffers=True, chunk_sizes=None,
+                 cache_replicas=False, buffer_sync="none", alias_cpu=True,
+                 broadcast_bucket_bytes=0, grad_reduce_dtype="float32"):
         options = capi.dp_ddp_options()
         options.bucket_bytes = _bucket_bytes(bucket_cap_mb, "bucket_cap_mb")
         options.first_bucket_bytes = _bucket_bytes(first_bucket_mb, "first_bucket_mb")
         options.broadcast_buffers = int(bool(broadcast_buffers))
+        # set_local copies them (chunk_sizes included) into `options`.
+        options.set_local(_data_parallel_options(
+            chunk_sizes, cache_replicas, buffer_sync, alias_cpu, broadcast_bucket_bytes,
+            "broadcast_bucket_bytes", grad_reduce_dtype))
         devices = None if device_ids is None else [as_device(d) for d in device_ids]
         output = None if output_device is None else as_device(output_device)
         self._h = capi.dp_ddp_create(handle_of(module, Module, "module"),

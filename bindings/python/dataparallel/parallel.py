@@ -3,6 +3,7 @@ the devices, replicates the module, runs the replicas in parallel and gathers th
 backward is the ordinary Tensor.backward on a loss computed from them, which leaves the
 SUM of the replicas' gradients in the module's parameters. Also the four stages on their
 own (scatter, replicate, parallel_apply, gather) and the functional data_parallel."""
+import numbers
 import os
 
 from . import capi
@@ -21,6 +22,28 @@ _PHASES = ("scatter", "replicate", "apply", "gather", "backward", "reduce")
 
 def _devices(device_ids):
     return None if device_ids is None else [as_device(d) for d in device_ids]
+
+
+def _options(chunk_sizes, cache_replicas, buffer_sync, alias_cpu, bucket_bytes, bucket_name,
+             grad_reduce_dtype):
+    """dp_data_parallel_options, for DataParallel and for the one inside each rank of a
+    DistributedDataParallel (which names bucket_bytes `bucket_name`). The library checks
+    chunk_sizes and grad_reduce_dtype and names them and their values."""
+    options = capi.dp_data_parallel_options()
+    if chunk_sizes is not None:
+        options.set_chunk_sizes([int(c) for c in chunk_sizes])
+    options.cache_replicas = int(bool(cache_replicas))
+    if not isinstance(buffer_sync, str) or buffer_sync not in _BUFFER_SYNC:
+        raise ValueError(f"buffer_sync = {buffer_sync!r}: expected \"none\" or \"average\"")
+    options.buffer_sync = _BUFFER_SYNC[buffer_sync]
+    options.alias_cpu = int(bool(alias_cpu))
+    if (not isinstance(bucket_bytes, numbers.Integral) or isinstance(bucket_bytes, bool)
+            or bucket_bytes < 0):
+        raise ValueError(f"{bucket_name} = {bucket_bytes!r}: expected a whole number of bytes "
+                         ">= 0 (0: 10 MiB)")
+    options.bucket_bytes = int(bucket_bytes)
+    options.grad_reduce_dtype = int(dtype_of(grad_reduce_dtype))
+    return options
 
 
 class DataParallel(Handle):
@@ -43,17 +66,9 @@ class DataParallel(Handle):
     def __init__(self, module, device_ids=None, output_device=None, dim=0, *, chunk_sizes=None,
                  gather=True, cache_replicas=False, buffer_sync="none", alias_cpu=True,
                  bucket_bytes=0, grad_reduce_dtype="float32"):
-        options = capi.dp_data_parallel_options()
-        if chunk_sizes is not None:
-            options.set_chunk_sizes([int(c) for c in chunk_sizes])
+        options = _options(chunk_sizes, cache_replicas, buffer_sync, alias_cpu,
+                           bucket_bytes, "bucket_bytes", grad_reduce_dtype)
         options.no_gather = int(not gather)
-        options.cache_replicas = int(bool(cache_replicas))
-        if buffer_sync not in _BUFFER_SYNC:
-            raise ValueError(f"buffer_sync = {buffer_sync!r}: expected \"none\" or \"average\"")
-        options.buffer_sync = _BUFFER_SYNC[buffer_sync]
-        options.alias_cpu = int(bool(alias_cpu))
-        options.bucket_bytes = bucket_bytes
-        options.grad_reduce_dtype = int(dtype_of(grad_reduce_dtype))
         output = None if output_device is None else as_device(output_device)
         self._h = capi.dp_data_parallel_create(handle_of(module, Module, "module"),
                                                _devices(device_ids), output, dim, options)

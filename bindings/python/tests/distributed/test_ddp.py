@@ -213,6 +213,117 @@ def test_join_trains_uneven_inputs_as_zero_gradients_of_the_rank_that_ran_out(ct
         assert max_diff(model, ref) <= BOUND
 
 
+# --- the DataParallel inside each rank --------------------------------------------------
+
+TWO_DEVICES = ["cpu:0", "cpu:1"]
+
+
+def grads_after_one_backward(ctx, net, model, x, y):
+    """model's gradients, flattened, after one backward of net's mean loss on (x, y)."""
+    model.zero_grad()
+    dp.cross_entropy(net(ctx.tensor(x)), ctx.tensor(y)).backward()
+    return flat(p.grad for p in model.parameters())
+
+
+def test_bfloat16_grad_reduce_inside_ddp_stays_within_the_bf16_bound_of_float32(ctx, group):
+    """2 ranks x 2 CPU devices. Each rank sums its replicas' gradients g0 + g1 in bfloat16,
+    within 2^-8 (|g0| + |g1|) of the float32 sum (dp_data_parallel_options'
+    grad_reduce_dtype, n = 2); the ranks then average in float32, so the result is within
+    the mean of the two ranks' bounds (plus 1e-6 for float32 rounding) of the float32 run,
+    and not equal to it (the option reached the rank's DataParallel)."""
+    first = make_model(ctx)
+    grads = {}
+    for dtype in ("float32", "bfloat16"):
+        model = make_model(ctx)
+        model.load_state_dict(first.state_dict())
+        ddp = dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES,
+                                         grad_reduce_dtype=dtype)
+        x, y = global_batch(60, 2 * RANK_ROWS)
+        grads[dtype] = grads_after_one_backward(ctx, ddp, model, *rows_of(group.rank, x, y))
+        ddp.close()
+    # g0, g1: this rank's replicas' own gradients (each device's 2 rows, weighted 2/4 as in
+    # the mean over the rank's 4), through a plain copy of rank 0's model.
+    ref = make_model(ctx)
+    ref.load_state_dict(model.state_dict())
+    xr, yr = rows_of(group.rank, x, y)
+    half = RANK_ROWS // 2
+    magnitude = 0
+    for rows in (slice(0, half), slice(half, RANK_ROWS)):
+        ref.zero_grad()
+        (dp.cross_entropy(ref(ctx.tensor(xr[rows])), ctx.tensor(yr[rows])) * 0.5).backward()
+        magnitude = magnitude + np.abs(flat(p.grad for p in ref.parameters()))
+    bound = 2.0 ** -8 * every_rank(group, ctx, magnitude).mean(axis=0) + 1e-6
+    diff = np.abs(grads["bfloat16"] - grads["float32"])
+    worst = int(np.argmax(diff - bound))
+    assert (diff <= bound).all(), (f"rank {group.rank}: gradient {worst} differs by "
+                                   f"{diff[worst]:.3g}, past the bound {bound[worst]:.3g}")
+    assert diff.max() > 0, "bfloat16 gave exactly the float32 gradients: the option was lost"
+    both = every_rank(group, ctx, grads["bfloat16"])
+    np.testing.assert_array_equal(both[0], both[1])  # still averaged over the ranks
+
+
+def test_chunk_sizes_reach_each_rank_data_parallel_and_keep_the_averaged_gradients(ctx, group):
+    """chunk_sizes=[1, 3] runs 1 of the rank's 4 rows on cpu:0 and 3 on cpu:1 (a Python
+    module records what each replica gets); the averaged gradients equal those of equal
+    chunks within float32 rounding (1e-6: gradients here are O(0.1))."""
+    seen = []
+
+    class Recorded(dp.Module):
+        def __init__(self, ctx):
+            super().__init__(ctx)
+            self.net = make_model(ctx)
+
+        def forward(self, x):
+            seen.append((str(x.device), x.shape[0]))
+            return self.net(x)
+
+    first = Recorded(ctx)
+    x, y = global_batch(70, 2 * RANK_ROWS)
+    xr, yr = rows_of(group.rank, x, y)
+    grads, chunks = {}, {}
+    for sizes in (None, [1, 3]):
+        model = Recorded(ctx)
+        model.load_state_dict(first.state_dict())
+        ddp = dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES,
+                                         chunk_sizes=sizes)
+        seen.clear()
+        grads[str(sizes)] = grads_after_one_backward(ctx, ddp, model, xr, yr)
+        chunks[str(sizes)] = sorted(seen)
+        ddp.close()
+    assert chunks == {"None": [("cpu:0", 2), ("cpu:1", 2)],
+                      "[1, 3]": [("cpu:0", 1), ("cpu:1", 3)]}
+    diff = float(np.abs(grads["[1, 3]"] - grads["None"]).max())
+    assert diff <= 1e-6, f"rank {group.rank}: uneven chunks change the gradients by {diff:.3g}"
+    assert np.abs(grads["None"]).max() > 1e-2  # gradients that are not all zeros
+    # Chunks that do not add up to the batch fail at the forward, naming them.
+    ddp = dp.DistributedDataParallel(make_model(ctx), group, device_ids=TWO_DEVICES,
+                                     chunk_sizes=[1, 2])
+    with pytest.raises(dp.Error, match="chunk_sizes"):
+        ddp(ctx.tensor(xr))
+    ddp.close()
+
+
+def test_the_other_local_options_train_as_the_defaults(ctx, group):
+    """cache_replicas, buffer_sync="average", alias_cpu=False and a small
+    broadcast_bucket_bytes change how each rank replicates, not what it computes: 3 steps
+    of 2 ranks x 2 devices equal the defaults' within BOUND."""
+    first = make_model(ctx)
+    trained = []
+    for options in ({}, dict(cache_replicas=True, buffer_sync="average", alias_cpu=False,
+                             broadcast_bucket_bytes=256)):
+        model = make_model(ctx)
+        model.load_state_dict(first.state_dict())
+        with dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES, **options) as ddp:
+            opt = sgd(model)
+            for s in range(3):
+                x, y = global_batch(80 + s, 2 * RANK_ROWS)
+                step(ctx, opt, ddp, *rows_of(group.rank, x, y))
+        trained.append(model)
+    assert max_diff(trained[0], first) > 1e-2
+    diff = max_diff(trained[0], trained[1])
+    assert diff <= BOUND, f"rank {group.rank}: the local options change training by {diff:.3g}"
+
+
 # --- ownership --------------------------------------------------------------------------
 
 def test_ddp_keeps_its_python_module_and_its_group_alive(ctx, group):
@@ -300,6 +411,25 @@ def test_bad_arguments_raise_naming_the_argument_and_its_value(ctx, group):
         dp.DistributedDataParallel(model, group, first_bucket_mb=float("nan"))
     with pytest.raises(dp.InvalidArgumentError, match="device"):
         dp.DistributedDataParallel(model, group, device_ids=["cpu:0", "cuda:0"])
+    # The DataParallel inside the rank: each bad value named.
+    with pytest.raises(ValueError, match="buffer_sync = 'sum': expected \"none\" or \"average\""):
+        dp.DistributedDataParallel(model, group, buffer_sync="sum")
+    with pytest.raises(ValueError, match="broadcast_bucket_bytes = -1: expected a whole number"):
+        dp.DistributedDataParallel(model, group, broadcast_bucket_bytes=-1)
+    with pytest.raises(ValueError, match="broadcast_bucket_bytes = 1.5"):
+        dp.DistributedDataParallel(model, group, broadcast_bucket_bytes=1.5)
+    with pytest.raises(dp.InvalidArgumentError,
+                       match=r"options->local->grad_reduce_dtype = 2 is neither DP_FLOAT32"):
+        dp.DistributedDataParallel(model, group, grad_reduce_dtype="int64")
+    with pytest.raises(TypeError, match="dtype 'float16' is not"):
+        dp.DistributedDataParallel(model, group, grad_reduce_dtype="float16")
+    with pytest.raises(dp.InvalidArgumentError,
+                       match="chunk_sizes has 3 entries but there are 2 devices"):
+        dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES, chunk_sizes=[1, 1, 2])
+    with pytest.raises(dp.InvalidArgumentError, match=r"chunk_sizes\[0\] = -1 is negative"):
+        dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES, chunk_sizes=[-1, 5])
+    with pytest.raises(TypeError, match="gather"):  # no gather inside a rank: always gathered
+        dp.DistributedDataParallel(model, group, gather=False)
 
     ddp = dp.DistributedDataParallel(model, group)
     with pytest.raises(dp.InvalidArgumentError, match="broadcast has 1 flags but there are 2"):

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import org.dataparallel.swig.CApi;
+import org.dataparallel.swig.dp_data_parallel_options;
 import org.dataparallel.swig.dp_ddp;
 import org.dataparallel.swig.dp_ddp_options;
 import org.dataparallel.swig.dp_device;
@@ -14,7 +15,8 @@ import org.dataparallel.swig.dp_tensor;
  * the global batch, and backward ({@link Tensor#backward()} on a loss computed from the
  * output) leaves in the module's parameters the gradients averaged over the ranks, so that
  * every rank's optimizer takes the same step. Inside a rank the module runs as a
- * DataParallel over the rank's devices (with one device, the module runs itself).
+ * DataParallel over the rank's devices (with one device, the module runs itself); the
+ * builder takes that DataParallel's options too (chunkSizes, gradReduceDtype, ...).
  *
  * <p>Building it is collective: every rank checks that the models agree (parameter and
  * buffer names, shapes, dtypes; otherwise every rank throws INVALID_ARGUMENT naming the
@@ -54,6 +56,12 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
     private long bucketBytes = 25L << 20;
     private long firstBucketBytes = 1L << 20;
     private boolean broadcastBuffers = true;
+    private long[] chunkSizes;
+    private boolean cacheReplicas;
+    private BufferSync bufferSync = BufferSync.NONE;
+    private boolean aliasCpu = true;
+    private long broadcastBucketBytes;
+    private DType gradReduceDtype = DType.FLOAT32;
 
     private Builder(Module module, ProcessGroup group) {
       this.module = Objects.requireNonNull(module, "module");
@@ -110,19 +118,89 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
       return this;
     }
 
-    /** Collective: every rank builds its DistributedDataParallel at the same point. */
+    // The DataParallel inside the rank: DataParallel.Builder's setters, but for gather
+    // (the rank's output is always gathered, as in PyTorch's DDP) and bucketBytes (taken
+    // by the gradient buckets above: see broadcastBucketBytes).
+
+    /**
+     * Rows per device of this rank's batch, one per device, summing to it (default: equal
+     * chunks as torch.chunk). Checked at build (count, negatives) and at each forward (sum).
+     */
+    public Builder chunkSizes(long... sizes) {
+      this.chunkSizes = Objects.requireNonNull(sizes, "sizes").clone();
+      return this;
+    }
+
+    /** Keep the rank's replicas across forwards while grad mode is off and nothing changed. */
+    public Builder cacheReplicas(boolean cache) {
+      this.cacheReplicas = cache;
+      return this;
+    }
+
+    /**
+     * NONE (default): buffers keep replica 0's updates; AVERAGE: the mean over the rank's
+     * replicas (broadcastBuffers then makes rank 0's the job's).
+     */
+    public Builder bufferSync(BufferSync sync) {
+      this.bufferSync = Objects.requireNonNull(sync, "sync");
+      return this;
+    }
+
+    /** CPU replicas share the parameters' memory instead of copying it (default true). */
+    public Builder aliasCpu(boolean alias) {
+      this.aliasCpu = alias;
+      return this;
+    }
+
+    /**
+     * DataParallel.Builder's bucketBytes, renamed beside {@link #bucketBytes}: the bucket
+     * size in bytes of the broadcast that replicates the module onto the rank's devices (0,
+     * the default: 10 MiB), not a gradient bucket.
+     */
+    public Builder broadcastBucketBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException(
+            "broadcastBucketBytes = " + bytes + ": must be >= 0 (0: 10 MiB)");
+      }
+      this.broadcastBucketBytes = bytes;
+      return this;
+    }
+
+    /**
+     * The dtype the rank's replicas' float32 gradients move and are summed in before the
+     * float32 average over the ranks: FLOAT32 (default), or BFLOAT16 as PyTorch DDP's
+     * bf16_compress_hook (docs/autocast.md). Any other throws INVALID_ARGUMENT at build.
+     */
+    public Builder gradReduceDtype(DType dtype) {
+      this.gradReduceDtype = Objects.requireNonNull(dtype, "dtype");
+      return this;
+    }
+
+    /**
+     * Collective: every rank builds its DistributedDataParallel at the same point. The
+     * options are copied; the builder may be reused.
+     */
     public DistributedDataParallel build() {
       dp_ddp_options o = new dp_ddp_options();
+      dp_data_parallel_options local = new dp_data_parallel_options();
       dp_device out = outputDevice == null ? null : outputDevice.toNative();
       try {
         o.setBucket_bytes(bucketBytes);
         o.setFirst_bucket_bytes(firstBucketBytes);
         o.setBroadcast_buffers(broadcastBuffers ? 1 : 0);
+        if (chunkSizes != null) local.set_chunk_sizes(chunkSizes);
+        local.setCache_replicas(cacheReplicas ? 1 : 0);
+        local.setBuffer_sync(bufferSync.ordinal());
+        local.setAlias_cpu(aliasCpu ? 1 : 0);
+        local.setBucket_bytes(broadcastBucketBytes);
+        local.setGrad_reduce_dtype(gradReduceDtype.value());
+        o.set_local(local); // a copy: local is freed below
         return new DistributedDataParallel(
             CApi.dp_ddp_create(module.handle(), group.handle(), Device.pairs(devices), out, dim, o),
             module, group);
       } finally {
         o.delete();
+        local.delete();
         if (out != null) out.delete();
       }
     }

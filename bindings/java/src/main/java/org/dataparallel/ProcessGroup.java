@@ -39,17 +39,51 @@ public final class ProcessGroup extends Handle<dp_process_group> {
    */
   public static ProcessGroup fromMpi(Context ctx, double timeoutSeconds) {
     Objects.requireNonNull(ctx, "ctx");
+    dp_process_group_options o = options(timeoutSeconds);
+    try {
+      return new ProcessGroup(CApi.dp_process_group_from_mpi(ctx.handle(), o));
+    } finally {
+      o.delete();
+    }
+  }
+
+  /**
+   * A group over a communicator the caller owns, passed as its Fortran handle
+   * (MPI_Comm_c2f(comm) in C, comm.py2f() in mpi4py, the integer itself in Fortran), with
+   * the default timeout. MPI must already be initialised with MPI_THREAD_SERIALIZED or more
+   * (by the program, or by a group from {@link #fromMpi(Context)}), and stays the caller's:
+   * close this group before MPI_Finalize. The group works on its own duplicate of the
+   * communicator, so its collectives never match the caller's. Collective over the
+   * communicator. Throws INVALID_ARGUMENT for a value that is no Fortran handle (outside
+   * the int range, or -1), BACKEND when MPI is not initialised or the handle is
+   * MPI_COMM_NULL, NOT_SUPPORTED when the MPI plugin cannot be loaded.
+   */
+  public static ProcessGroup fromMpiComm(Context ctx, long fortranComm) {
+    return fromMpiComm(ctx, fortranComm, 0);
+  }
+
+  /**
+   * As {@link #fromMpiComm(Context, long)}, with a collective waiting at most
+   * timeoutSeconds before the job is aborted (0: DP_DISTRIBUTED_TIMEOUT, else 300).
+   */
+  public static ProcessGroup fromMpiComm(Context ctx, long fortranComm, double timeoutSeconds) {
+    Objects.requireNonNull(ctx, "ctx");
+    dp_process_group_options o = options(timeoutSeconds);
+    try {
+      return new ProcessGroup(CApi.dp_process_group_from_mpi_comm(ctx.handle(), fortranComm, o));
+    } finally {
+      o.delete();
+    }
+  }
+
+  private static dp_process_group_options options(double timeoutSeconds) {
     if (!(Double.isFinite(timeoutSeconds) && timeoutSeconds >= 0)) {
       throw new IllegalArgumentException("timeoutSeconds = " + timeoutSeconds
           + ": must be a number of seconds > 0, or 0 for the default");
     }
     dp_process_group_options o = new dp_process_group_options();
-    try {
-      o.setTimeout_seconds(timeoutSeconds);
-      return new ProcessGroup(CApi.dp_process_group_from_mpi(ctx.handle(), o));
-    } finally {
-      o.delete();
-    }
+    o.setTimeout_seconds(timeoutSeconds);
+    return o;
   }
 
   /** This process's rank, 0 .. size() - 1. */

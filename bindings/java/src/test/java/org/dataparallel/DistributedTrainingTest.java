@@ -306,4 +306,160 @@ class DistributedTrainingTest {
       assertEquals("DistributedDataParallel is closed", e.getMessage());
     }
   }
+
+  /** Model's gradients, flattened, after one backward of f's mean loss on b. */
+  float[] gradsAfterOneBackward(Module model, Forward f, Batch b) {
+    model.zeroGrad();
+    backward(ctx, f, b, 1.0);
+    return flat(grads(model));
+  }
+
+  /** Rows [lo, hi) of b. */
+  static Batch rows(Batch b, int lo, int hi) {
+    return new Batch(Arrays.copyOfRange(b.x(), lo * IN, hi * IN),
+        Arrays.copyOfRange(b.y(), lo, hi), hi - lo);
+  }
+
+  @Test
+  @Order(6)
+  void bfloat16GradReduceInsideDdpStaysWithinTheBf16BoundOfFloat32() {
+    // 2 ranks x 2 CPU devices: each rank sums its replicas' gradients g0 + g1 in bfloat16,
+    // within 2^-8 (|g0| + |g1|) of float32 (dp_data_parallel_options, n = 2); the ranks
+    // average in float32, so the result is within the mean of the ranks' bounds (+ 1e-6
+    // for float32 rounding) of the float32 run's, and differs from it.
+    Batch b = Batch.global(60, 2 * RANK_ROWS).rowsOf(group.rank(), 0);
+    try (Sequential first = mlp(ctx); Sequential ref = mlp(ctx)) {
+      float[][] g = new float[2][];
+      DType[] dtypes = {DType.FLOAT32, DType.BFLOAT16};
+      for (int i = 0; i < 2; ++i) {
+        try (Sequential model = mlp(ctx)) {
+          copyState(first, model);
+          try (DistributedDataParallel ddp = DistributedDataParallel.builder(model, group)
+                                                 .devices(Device.cpu(0), Device.cpu(1))
+                                                 .gradReduceDtype(dtypes[i])
+                                                 .build()) {
+            g[i] = gradsAfterOneBackward(model, ddp::forward, b);
+            if (i == 0) copyState(model, ref); // rank 0's weights, which DDP broadcast
+          }
+        }
+      }
+      float[] magnitude = new float[g[0].length];
+      for (int lo = 0; lo < RANK_ROWS; lo += RANK_ROWS / 2) {
+        ref.zeroGrad();
+        backward(ctx, ref::forward, rows(b, lo, lo + RANK_ROWS / 2), 0.5);
+        float[] part = flat(grads(ref));
+        for (int j = 0; j < part.length; ++j) magnitude[j] += Math.abs(part[j]);
+      }
+      float[][] both = everyRank(magnitude);
+      double worst = 0;
+      for (int j = 0; j < magnitude.length; ++j) {
+        double bound = Math.pow(2, -8) * (both[0][j] + both[1][j]) / 2 + 1e-6;
+        double diff = Math.abs((double) g[1][j] - g[0][j]);
+        assertTrue(diff <= bound, "rank " + group.rank() + ": gradient " + j + " differs by "
+            + diff + ", past the bound " + bound);
+        worst = Math.max(worst, diff);
+      }
+      assertTrue(worst > 0, "bfloat16 gave exactly the float32 gradients: the option was lost");
+      float[][] averaged = everyRank(g[1]);
+      assertArrayEquals(averaged[0], averaged[1], "still averaged over the ranks");
+    }
+  }
+
+  @Test
+  @Order(7)
+  void chunkSizesReachEachRankDataParallelAndKeepTheAveragedGradients() {
+    // Uneven chunks {1, 3} of the rank's 4 rows give the averaged gradients of equal ones
+    // within float32 rounding; chunks that do not add up to the batch fail at the forward
+    // (so the sizes did reach the rank's DataParallel).
+    Batch b = Batch.global(70, 2 * RANK_ROWS).rowsOf(group.rank(), 0);
+    try (Sequential first = mlp(ctx)) {
+      float[][] g = new float[2][];
+      long[][] sizes = {null, {1, 3}};
+      for (int i = 0; i < 2; ++i) {
+        try (Sequential model = mlp(ctx)) {
+          copyState(first, model);
+          DistributedDataParallel.Builder builder =
+              DistributedDataParallel.builder(model, group).devices(Device.cpu(0), Device.cpu(1));
+          if (sizes[i] != null) builder.chunkSizes(sizes[i]);
+          try (DistributedDataParallel ddp = builder.build()) {
+            g[i] = gradsAfterOneBackward(model, ddp::forward, b);
+          }
+        }
+      }
+      double diff = maxDiff(g[0], g[1]);
+      assertTrue(diff <= BOUND, "rank " + group.rank() + ": uneven chunks differ by " + diff);
+      assertTrue(maxDiff(g[0], new float[g[0].length]) > 1e-2, "gradients that are not zeros");
+      try (DistributedDataParallel ddp = DistributedDataParallel.builder(first, group)
+                                             .devices(Device.cpu(0), Device.cpu(1))
+                                             .chunkSizes(1, 2)
+                                             .build()) {
+        DataParallelException e =
+            assertThrows(DataParallelException.class, () -> ddp.forward(b.input(ctx)));
+        assertTrue(e.getMessage().contains("chunk_sizes"), e.getMessage());
+      }
+    }
+  }
+
+  @Test
+  @Order(8)
+  void badLocalOptionsThrowNamingTheValue() {
+    try (Sequential model = mlp(ctx)) {
+      IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+          () -> DistributedDataParallel.builder(model, group).broadcastBucketBytes(-1));
+      assertEquals("broadcastBucketBytes = -1: must be >= 0 (0: 10 MiB)", bad.getMessage());
+      assertThrows(NullPointerException.class,
+          () -> DistributedDataParallel.builder(model, group).bufferSync(null));
+      DataParallelException e = assertThrows(DataParallelException.class,
+          () -> DistributedDataParallel.builder(model, group).gradReduceDtype(DType.INT64).build());
+      assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
+      assertTrue(e.getMessage().contains("options->local->grad_reduce_dtype = 2"), e.getMessage());
+      e = assertThrows(DataParallelException.class,
+          () -> DistributedDataParallel.builder(model, group)
+                    .devices(Device.cpu(0), Device.cpu(1))
+                    .chunkSizes(1, 1, 2)
+                    .build());
+      assertTrue(e.getMessage().contains("chunk_sizes has 3 entries but there are 2 devices"),
+          e.getMessage());
+      e = assertThrows(DataParallelException.class,
+          () -> DistributedDataParallel.builder(model, group)
+                    .devices(Device.cpu(0), Device.cpu(1))
+                    .chunkSizes(-1, 5)
+                    .build());
+      assertTrue(e.getMessage().contains("chunk_sizes[0] = -1 is negative"), e.getMessage());
+    }
+  }
+
+  @Test
+  @Order(9)
+  void fromMpiCommBuildsGroupsOverTheWorldAndSelfHandles() {
+    // Java has no MPI binding to call MPI_Comm_c2f with: the handles are Open MPI's
+    // mpif.h constants (MPI_COMM_WORLD = 0, MPI_COMM_SELF = 1, MPI_COMM_NULL = 2). MPI is
+    // initialised: this class's fromMpi group started it.
+    Assumptions.assumeTrue(System.getenv("OMPI_COMM_WORLD_SIZE") != null,
+        "Open MPI's Fortran handles");
+    try (ProcessGroup world = ProcessGroup.fromMpiComm(ctx, 0, 60)) {
+      assertEquals(2, world.size());
+      assertEquals(group.rank(), world.rank());
+      Tensor t = Tensor.of(ctx, new float[] {world.rank() + 1.0f}, 1);
+      assertArrayEquals(new float[] {3}, world.allreduce(t).toFloatArray());
+    }
+    try (ProcessGroup self = ProcessGroup.fromMpiComm(ctx, 1)) {
+      assertEquals(1, self.size());
+      assertEquals(0, self.rank());
+    }
+    DataParallelException e =
+        assertThrows(DataParallelException.class, () -> ProcessGroup.fromMpiComm(ctx, 2));
+    assertEquals(ErrorCode.BACKEND, e.errorCode());
+    assertTrue(e.getMessage().contains("the communicator passed in is null"), e.getMessage());
+    for (long invalid : new long[] {1L << 40, -1}) {
+      e = assertThrows(DataParallelException.class, () -> ProcessGroup.fromMpiComm(ctx, invalid));
+      assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
+      assertEquals("fortran_comm = " + invalid + " is not a Fortran communicator handle",
+          e.getMessage());
+    }
+    IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+        () -> ProcessGroup.fromMpiComm(ctx, 0, Double.NaN));
+    assertTrue(bad.getMessage().startsWith("timeoutSeconds = NaN"), bad.getMessage());
+    assertThrows(NullPointerException.class, () -> ProcessGroup.fromMpiComm(null, 0));
+  }
 }
