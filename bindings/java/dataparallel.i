@@ -965,4 +965,13 @@ dp_result dp_java_tensor_borrow(JNIEnv* env, dp_context* ctx, dp_dtype dtype, co
 }
 %}
 
+/* A new dp_ddp_phase_times carries its struct_size, which dp_ddp_stats reads. */
+%extend dp_ddp_phase_times {
+  dp_ddp_phase_times() {
+    dp_ddp_phase_times* t = (dp_ddp_phase_times*)calloc(1, sizeof(dp_ddp_phase_times));
+    if (t) t->struct_size = sizeof(dp_ddp_phase_times);
+    return t;
+  }
+}
+
 %include "dataparallel/dataparallel.h"

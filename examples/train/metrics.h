@@ -6,11 +6,18 @@
 #include <stddef.h>
 
 /* One epoch's figures: a row of the CSV, a point of the plot. */
+/* With --distributed: this rank's seconds in the ranks' synchronisation (dp_ddp_stats);
+   not in the --metrics file. */
+typedef struct sync_times {
+  double allreduce, sync_wait, buffer_broadcast;
+} sync_times;
+
 typedef struct epoch_record {
   int epoch;
   double train_loss, test_loss, test_accuracy, samples_per_s, seconds;
   dp_phase_times phases;
   double optimizer_s;
+  sync_times sync;
 } epoch_record;
 
 /* Writes the n records as the CSV at path (exit EXIT_BAD_INPUT, errors.h, if it cannot). */

@@ -24,32 +24,43 @@ void report_progress(const options* o, int tty, int epoch, size_t done, size_t t
 void report_epoch(const options* o, const epoch_record* r) {
   if ((o->quiet && o->json) || o->rank != 0) return;
   const dp_phase_times* p = &r->phases;
+  char sync[96] = "";
+  if (o->distributed) {
+    snprintf(sync, sizeof sync, " allreduce %.2fs (waited %.2fs) buffers %.2fs", r->sync.allreduce,
+             r->sync.sync_wait, r->sync.buffer_broadcast);
+  }
   printf(
       "epoch %d/%d  train loss %.4f  test loss %.4f  test accuracy %.2f%%  %.1fk samples/s  "
       "%.1fs  [scatter %.2fs replicate %.2fs apply %.2fs gather %.2fs backward %.2fs reduce "
-      "%.2fs optimizer %.2fs]\n",
+      "%.2fs optimizer %.2fs%s]\n",
       r->epoch, o->epochs, r->train_loss, r->test_loss, r->test_accuracy * 100,
       r->samples_per_s / 1000, r->seconds, p->scatter, p->replicate, p->apply, p->gather,
-      p->backward, p->reduce, r->optimizer_s);
+      p->backward, p->reduce, r->optimizer_s, sync);
   fflush(stdout);
 }
 
 void report_json(const options* o, const device_setup* d, int bf16_native, double test_accuracy,
                  double test_loss, double samples_per_s, double seconds,
-                 const dp_phase_times* phases, double optimizer_s) {
+                 const dp_phase_times* phases, double optimizer_s, const sync_times* sync) {
   if (o->rank != 0) return;
   char ranks[32] = "";
   if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
+  char sync_keys[128] = "";
+  if (sync) {
+    snprintf(sync_keys, sizeof sync_keys,
+             ", \"allreduce\": %.4f, \"sync_wait\": %.4f, \"buffer_broadcast\": %.4f",
+             sync->allreduce, sync->sync_wait, sync->buffer_broadcast);
+  }
   printf(
       "{\"model\": \"%s\", \"devices\": [%s], %s\"precision\": \"%s\", \"bf16_native\": %s, "
       "\"epochs\": %d, \"batch\": %lld, \"test_accuracy\": %.4f, \"test_loss\": %.4f, "
       "\"samples_per_s\": %.1f, "
       "\"seconds\": %.3f, \"phases\": {\"scatter\": %.4f, \"replicate\": %.4f, \"apply\": "
-      "%.4f, \"gather\": %.4f, \"backward\": %.4f, \"reduce\": %.4f, \"optimizer\": %.4f}}\n",
+      "%.4f, \"gather\": %.4f, \"backward\": %.4f, \"reduce\": %.4f, \"optimizer\": %.4f%s}}\n",
       o->model, d->json_names, ranks, o->precision, bf16_native ? "true" : "false", o->epochs,
       (long long)o->batch, test_accuracy, test_loss, samples_per_s, seconds, phases->scatter,
       phases->replicate, phases->apply, phases->gather, phases->backward, phases->reduce,
-      optimizer_s);
+      optimizer_s, sync_keys);
 }
 
 void report_evaluation(const options* o, const device_setup* d, int bf16_native, size_t n_test,

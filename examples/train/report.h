@@ -22,10 +22,11 @@ void report_epoch(const options* o, const epoch_record* r);
 /* --json's line of a training run: the last evaluation, the training loop's rate, the
    run's seconds and the phases summed over its epochs; with --distributed, rank 0's
    devices and the number of ranks. bf16_native: whether those devices compute bfloat16
-   in hardware (devices_bf16_native), the line's "bf16_native". */
+   in hardware (devices_bf16_native), the line's "bf16_native". sync (with --distributed,
+   else NULL): rank 0's synchronisation, summed, added to the phases. */
 void report_json(const options* o, const device_setup* d, int bf16_native, double test_accuracy,
                  double test_loss, double samples_per_s, double seconds,
-                 const dp_phase_times* phases, double optimizer_s);
+                 const dp_phase_times* phases, double optimizer_s, const sync_times* sync);
 
 /* --eval-only's results: a line, and with --json the training run's keys (no rate or
    phases: nothing was trained). */

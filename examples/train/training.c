@@ -360,6 +360,7 @@ int train(trainer* t) {
   int checkpoint_epoch = 0; /* the last epoch this run checkpointed */
   double train_time = 0, total_samples = 0;
   dp_phase_times phase_sum = {0, 0, 0, 0, 0, 0};
+  sync_times sync_sum = {0, 0, 0};
   double optimizer_sum = 0;
   const double run_start = now_seconds();
   eval_result last_eval = {NAN, NAN};
@@ -367,6 +368,7 @@ int train(trainer* t) {
   for (int epoch = first_epoch; epoch <= o->epochs && exit_code == 0; ++epoch) {
     permutation(perm, data->train.n, o->seed, epoch); /* the same on every rank */
     if (t->dpw) check(dp_data_parallel_reset_stats(t->dpw), "stats");
+    if (t->ddp) check(dp_ddp_reset_stats(t->ddp), "stats");
     epoch_record* r = &records[n_records];
     memset(r, 0, sizeof *r);
     r->epoch = epoch;
@@ -382,11 +384,13 @@ int train(trainer* t) {
          calls less the reduce, as the optimizer phase is the step calls. */
       r->phases.backward = fmax(0.0, backward_time - r->phases.reduce);
     } else {
-      /* The library reports no phases of a DistributedDataParallel: apply is the whole
-         forward, backward the whole dp_backward (the gradients' reduce over the devices
-         and their average over the ranks included). */
-      r->phases.apply = forward_time;
-      r->phases.backward = backward_time;
+      /* A DistributedDataParallel: its DataParallel's phases, and the backward phase as
+         above less the wait for the ranks' allreduce, reported apart. */
+      dp_ddp_phase_times total = DP_DDP_PHASE_TIMES_INIT;
+      check(dp_ddp_stats(t->ddp, NULL, &total, NULL), "stats");
+      r->phases = total.local;
+      r->phases.backward = fmax(0.0, backward_time - total.local.reduce - total.sync_wait);
+      r->sync = (sync_times){total.allreduce, total.sync_wait, total.buffer_broadcast};
     }
     last_eval = evaluate(t);
     if (!isfinite(last_eval.loss)) { /* diverged in the epoch's last steps: keep the files */
@@ -401,6 +405,9 @@ int train(trainer* t) {
     r->test_accuracy = last_eval.accuracy;
     ++n_records;
     add_phases(&phase_sum, &r->phases);
+    sync_sum.allreduce += r->sync.allreduce;
+    sync_sum.sync_wait += r->sync.sync_wait;
+    sync_sum.buffer_broadcast += r->sync.buffer_broadcast;
     optimizer_sum += r->optimizer_s;
     report_epoch(o, r);
     if (o->checkpoint && writes) save_checkpoint(o, t->model, t->opt, epoch);
@@ -428,7 +435,7 @@ int train(trainer* t) {
   if (o->json && exit_code == 0) {
     report_json(o, t->d, devices_bf16_native(t->ctx, t->d), last_eval.accuracy, last_eval.loss,
                 train_time > 0 ? total_samples / train_time : 0, now_seconds() - run_start,
-                &phase_sum, optimizer_sum);
+                &phase_sum, optimizer_sum, t->ddp ? &sync_sum : NULL);
   }
 
 done: /* also reached when memory runs out */

@@ -28,7 +28,7 @@ from .context import Context
 from .devices import device as as_device, from_c
 from .errors import Error
 from .nn import Module, _raise_from_forward
-from .parallel import _options as _data_parallel_options
+from .parallel import _PHASES, _options as _data_parallel_options
 from .tensor import _th, _ths, _wrap
 
 __all__ = ["ProcessGroup", "DistributedDataParallel"]
@@ -257,6 +257,25 @@ class DistributedDataParallel(Handle):
     def bucket_count(self):
         """The number of gradient buckets."""
         return capi.dp_ddp_bucket_count(self._h)
+
+    def stats(self):
+        """Seconds of a step by part: {"last": {...}, "total": {...}, "calls": forwards}, each
+        part dict holding the rank's DataParallel phases (scatter ... reduce, as
+        DataParallel.stats) and buffer_broadcast (rank 0's buffers before the forward),
+        allreduce (the gradient buckets' allreduce, summed over the buckets, on the
+        communication thread: it overlaps backward) and sync_wait (backward's wait for it)."""
+        last, total, calls = capi.dp_ddp_stats(self._h)
+
+        def parts(t):
+            d = {p: getattr(t.local, p) for p in _PHASES}
+            d.update(buffer_broadcast=t.buffer_broadcast, allreduce=t.allreduce,
+                     sync_wait=t.sync_wait)
+            return d
+
+        return {"last": parts(last), "total": parts(total), "calls": calls}
+
+    def reset_stats(self):
+        capi.dp_ddp_reset_stats(self._h)
 
     @property
     def grad_sync(self):

@@ -169,6 +169,9 @@ def test_no_sync_accumulation_equals_one_step_on_the_k_fold_batch(ctx, group):
             for i in range(k - 1):
                 xr, yr = rows_of(group.rank, x, y, first=i * 2 * RANK_ROWS)
                 (dp.cross_entropy(ddp(ctx.tensor(xr)), ctx.tensor(yr)) * (1 / k)).backward()
+                last = ddp.stats()["last"]  # a no_sync step: no allreduce, no wait
+                assert last["allreduce"] == 0 and last["sync_wait"] == 0, last
+                assert last["apply"] > 0, last
             local = every_rank(group, ctx, flat(p.grad for p in model.parameters()))
             assert np.abs(local[0] - local[1]).max() > 1e-3  # each rank's own gradients
         assert ddp.grad_sync
@@ -176,6 +179,9 @@ def test_no_sync_accumulation_equals_one_step_on_the_k_fold_batch(ctx, group):
         (dp.cross_entropy(ddp(ctx.tensor(xr)), ctx.tensor(yr)) * (1 / k)).backward()
         synced = every_rank(group, ctx, flat(p.grad for p in model.parameters()))
         np.testing.assert_array_equal(synced[0], synced[1])  # averaged, what accumulated too
+        stats = ddp.stats()  # the synced step allreduced; k forwards per step counted
+        assert stats["last"]["allreduce"] > 0 and stats["calls"] == k * (s + 1), stats
+        assert stats["total"]["allreduce"] == stats["last"]["allreduce"] or s > 0, stats
         opt.step()
         step(ctx, ref_opt, ref, x, y)
     diff = max_diff(model, ref)

@@ -6,6 +6,7 @@ import java.util.Objects;
 import org.dataparallel.swig.CApi;
 import org.dataparallel.swig.dp_data_parallel_options;
 import org.dataparallel.swig.dp_ddp;
+import org.dataparallel.swig.dp_ddp_phase_times;
 import org.dataparallel.swig.dp_ddp_options;
 import org.dataparallel.swig.dp_device;
 import org.dataparallel.swig.dp_tensor;
@@ -242,6 +243,37 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
 
   /** The number of gradient buckets. */
   public long bucketCount() { return CApi.dp_ddp_bucket_count(handle()); }
+
+  /**
+   * Seconds of a step by part: the rank's DataParallel phases ({@code local}), rank 0's
+   * buffers to every rank before the forward, the gradient buckets' allreduce (summed over
+   * the buckets, on the communication thread, overlapping backward) and backward's wait for
+   * it (the part backward did not hide).
+   */
+  public record SyncTimes(
+      PhaseTimes local, double bufferBroadcast, double allreduce, double syncWait) {
+    static SyncTimes of(dp_ddp_phase_times t) {
+      return new SyncTimes(PhaseTimes.of(t.getLocal()), t.getBuffer_broadcast(), t.getAllreduce(),
+          t.getSync_wait());
+    }
+  }
+
+  /** The last forward's (and its backward's) times, the totals, and the forwards counted. */
+  public record Stats(SyncTimes last, SyncTimes total, long calls) {}
+
+  public Stats stats() {
+    dp_ddp_phase_times last = new dp_ddp_phase_times();
+    dp_ddp_phase_times total = new dp_ddp_phase_times();
+    try {
+      long calls = CApi.dp_ddp_stats(handle(), last, total);
+      return new Stats(SyncTimes.of(last), SyncTimes.of(total), calls);
+    } finally {
+      last.delete();
+      total.delete();
+    }
+  }
+
+  public void resetStats() { CApi.dp_ddp_reset_stats(handle()); }
 
   /**
    * false: the backwards of the following forwards only accumulate this rank's gradients

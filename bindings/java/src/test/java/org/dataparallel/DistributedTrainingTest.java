@@ -236,12 +236,22 @@ class DistributedTrainingTest {
         assertFalse(ddp.gradSync());
         for (int i = 0; i < k - 1; ++i) {
           backward(ctx, ddp::forward, b.rowsOf(group.rank(), i * 2 * RANK_ROWS), 1.0 / k);
+          DistributedDataParallel.SyncTimes last = ddp.stats().last();
+          assertEquals(0.0, last.allreduce(), "a no_sync step allreduces nothing");
+          assertEquals(0.0, last.syncWait());
+          assertTrue(last.local().apply() > 0);
         }
         float[][] local = everyRank(flat(grads(model)));
         assertTrue(maxDiff(local[0], local[1]) > 1e-3, "each rank's own gradients");
       }
       assertTrue(ddp.gradSync());
       backward(ctx, ddp::forward, b.rowsOf(group.rank(), (k - 1) * 2 * RANK_ROWS), 1.0 / k);
+      DistributedDataParallel.Stats stats = ddp.stats();
+      assertTrue(stats.last().allreduce() > 0, "the synced step allreduces");
+      assertEquals(k, stats.calls());
+      assertEquals(stats.last().allreduce(), stats.total().allreduce(), 0.0);
+      ddp.resetStats();
+      assertEquals(0, ddp.stats().calls());
       opt.step();
       step(ctx, refOpt, ref::forward, b);
       double diff = maxDiff(flat(model.parameters()), flat(ref.parameters()));
