@@ -28,18 +28,23 @@ struct OptionsLayout {
 // the bytes this library does not know are all zero (the newer members left at zero),
 // DP_ERR_NOT_SUPPORTED otherwise. NULL gives the defaults. The result's struct_size is
 // sizeof(T).
-template <class T>
-T read_options(const T* given, T defaults, const char* arg, const OptionsLayout& layout) {
-  if (!given) return defaults;
-  const size_t size = given->struct_size;
-  // Every version starts with a size_t, so its size is a multiple of size_t's alignment
-  // (another size would end inside a member); none comes near kMaxOptionsSize, which
-  // keeps a struct_size left uninitialised from reading far past the caller's struct.
+// Throws kInvalidArgument unless `size` is a struct_size of layout's struct. Every version
+// starts with a size_t, so its size is a multiple of size_t's alignment (another size would
+// end inside a member); none comes near kMaxOptionsSize, which keeps a struct_size left
+// uninitialised from reading far past the caller's struct.
+inline void check_struct_size(size_t size, const char* arg, const OptionsLayout& layout) {
   DP_CHECK(size >= layout.minimum && size <= kMaxOptionsSize && size % alignof(size_t) == 0,
            kInvalidArgument,
            arg << "->struct_size = " << size << " is not the size of a " << layout.type << " ("
                << layout.minimum << " to " << kMaxOptionsSize << ", a multiple of "
                << alignof(size_t) << "; initialise with " << layout.init << ")");
+}
+
+template <class T>
+T read_options(const T* given, T defaults, const char* arg, const OptionsLayout& layout) {
+  if (!given) return defaults;
+  const size_t size = given->struct_size;
+  check_struct_size(size, arg, layout);
   const auto* bytes = reinterpret_cast<const unsigned char*>(given);
   const auto* unknown = std::find_if(bytes + std::min(size, sizeof(T)), bytes + size,
                                      [](unsigned char b) { return b != 0; });
@@ -56,12 +61,7 @@ T read_options(const T* given, T defaults, const char* arg, const OptionsLayout&
 // read_options takes).
 template <class T>
 void check_results_size(const T* out, const char* arg, const OptionsLayout& layout) {
-  const size_t size = out->struct_size;
-  DP_CHECK(size >= layout.minimum && size <= kMaxOptionsSize && size % alignof(size_t) == 0,
-           kInvalidArgument,
-           arg << "->struct_size = " << size << " is not the size of a " << layout.type << " ("
-               << layout.minimum << " to " << kMaxOptionsSize << ", a multiple of "
-               << alignof(size_t) << "; initialise with " << layout.init << ")");
+  check_struct_size(out->struct_size, arg, layout);
 }
 
 // Writes `value` into the caller's result struct *out by its struct_size (checked by

@@ -377,7 +377,8 @@ struct PoolLayout {
 
 // Inlined into the cloned entry points below, so that each instruction set's copy is
 // vectorised for it. KH, KW > 0 fix the window at compile time (2x2 runs twice as fast
-// so), 0 takes it from g. T: x's element, float or bfloat16 bits.
+// so), 0 takes it from g. T: x's element, float or bfloat16 bits (max_pool_blocked_any
+// picks the instance).
 template <int B, int KH, int KW, class T>
 [[gnu::always_inline]] inline void max_pool_blocked_t(const T* x, float* y, uint8_t* argmax,
                                                       const BlockedPool& g) {
@@ -426,6 +427,18 @@ template <int B, int KH, int KW, class T>
       }
     }
   }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void max_pool_blocked_any(const T* x, float* y, uint8_t* argmax,
+                                                        const BlockedPool& g) {
+  const bool two = g.kh == 2 && g.kw == 2;
+  if (g.block == 16) {
+    return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)
+               : max_pool_blocked_t<16, 0, 0>(x, y, argmax, g);
+  }
+  return two ? max_pool_blocked_t<8, 2, 2>(x, y, argmax, g)
+             : max_pool_blocked_t<8, 0, 0>(x, y, argmax, g);
 }
 
 // g where `take`, else +0. As a select of the loaded g, GCC vectorises the lanes only with
@@ -500,24 +513,12 @@ template <int B, int KH, int KW>
 
 DP_CLONES
 void max_pool_blocked(const float* x, float* y, uint8_t* argmax, const BlockedPool& g) {
-  const bool two = g.kh == 2 && g.kw == 2;
-  if (g.block == 16) {
-    return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)
-               : max_pool_blocked_t<16, 0, 0>(x, y, argmax, g);
-  }
-  return two ? max_pool_blocked_t<8, 2, 2>(x, y, argmax, g)
-             : max_pool_blocked_t<8, 0, 0>(x, y, argmax, g);
+  max_pool_blocked_any(x, y, argmax, g);
 }
 
 DP_CLONES
 void max_pool_blocked(const uint16_t* x, float* y, uint8_t* argmax, const BlockedPool& g) {
-  const bool two = g.kh == 2 && g.kw == 2;
-  if (g.block == 16) {
-    return two ? max_pool_blocked_t<16, 2, 2>(x, y, argmax, g)
-               : max_pool_blocked_t<16, 0, 0>(x, y, argmax, g);
-  }
-  return two ? max_pool_blocked_t<8, 2, 2>(x, y, argmax, g)
-             : max_pool_blocked_t<8, 0, 0>(x, y, argmax, g);
+  max_pool_blocked_any(x, y, argmax, g);
 }
 
 DP_CLONES
