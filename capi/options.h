@@ -65,19 +65,17 @@ void check_results_size(const T* out, const char* arg, const OptionsLayout& layo
 }
 
 // Writes `value` into the caller's result struct *out by its struct_size (checked by
-// check_results_size): the first min(struct_size, sizeof(T)) bytes, and zeros past
-// sizeof(T) (members of a newer header that this library does not know). out->struct_size
-// keeps the caller's value.
+// check_results_size): the first min(struct_size, sizeof(T)) bytes. Bytes past sizeof(T)
+// (members of a newer header that this library does not know) are never written: the
+// caller's _INIT left them zero, and a struct_size left uninitialised cannot make the
+// library write past the struct. out->struct_size keeps the caller's value.
 template <class T>
 void write_results(T* out, const T& value, const char* arg, const OptionsLayout& layout) {
   check_results_size(out, arg, layout);
-  const size_t size = out->struct_size;
-  auto* bytes = reinterpret_cast<unsigned char*>(out);
-  const size_t known = std::min(size, sizeof(T));
-  std::memcpy(bytes + sizeof(size_t),
+  const size_t known = std::min(static_cast<size_t>(out->struct_size), sizeof(T));
+  std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(size_t),
               reinterpret_cast<const unsigned char*>(&value) + sizeof(size_t),
               known - sizeof(size_t));
-  if (size > sizeof(T)) std::memset(bytes + sizeof(T), 0, size - sizeof(T));
 }
 
 }  // namespace dp::capi

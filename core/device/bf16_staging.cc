@@ -124,8 +124,10 @@ void Bf16Staging::unary(int dev, UnaryOp op, const KView& x, const KView& out) {
 
 void Bf16Staging::unary_backward(int dev, UnaryOp op, const KView& gy, const KView& saved,
                                  const KView& gx) {
+  const bool all_bf16 = gy.dtype == DType::kBFloat16 && saved.dtype == DType::kBFloat16 &&
+                        gx.dtype == DType::kBFloat16;
   if (!any_bf16({&gy, &saved, &gx}) ||
-      (op == UnaryOp::kRelu && inner_->runs_bf16(Bf16Kernel::kReluBackward, dev))) {
+      (op == UnaryOp::kRelu && all_bf16 && inner_->runs_bf16(Bf16Kernel::kReluBackward, dev))) {
     return inner_->unary_backward(dev, op, gy, saved, gx);
   }
   Staged s(*inner_, dev);

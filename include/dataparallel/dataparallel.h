@@ -1171,8 +1171,8 @@ DP_EXPORT dp_result dp_ddp_bucket_count(const dp_ddp* ddp, size_t* n);
 
 /**
  * Seconds a DistributedDataParallel step spends, by part. The caller sets struct_size
- * (DP_DDP_PHASE_TIMES_INIT); the library fills the members that fit in it, and zeroes
- * bytes past the members it knows.
+ * (DP_DDP_PHASE_TIMES_INIT): at least this version's size; the library writes the members
+ * it knows and leaves the bytes of a newer header's later members as they are.
  */
 typedef struct dp_ddp_phase_times {
   size_t struct_size;
@@ -1192,9 +1192,13 @@ typedef struct dp_ddp_phase_times {
 
 /** The last forward's (and its backward's) times, and the totals since creation or the
     last reset; calls: forwards counted. Any out may be NULL; each given one needs its
-    struct_size set. */
+    struct_size set. DP_ERR_INVALID_ARGUMENT for a NULL ddp or a struct_size below this
+    version's size (naming it; then neither result is written). Not collective; call it
+    between steps (during one, the local phases and the allreduce may come from
+    different steps). */
 DP_EXPORT dp_result dp_ddp_stats(const dp_ddp* ddp, dp_ddp_phase_times* last,
                                  dp_ddp_phase_times* total, uint64_t* calls);
+/** Starts the totals and the count again (DP_ERR_INVALID_ARGUMENT for a NULL ddp). */
 DP_EXPORT dp_result dp_ddp_reset_stats(dp_ddp* ddp);
 /**
  * sync 0: the backwards of the following forwards only accumulate local gradients

@@ -26,6 +26,10 @@ static void get_api_fills_every_member(void** state) {
   assert_ptr_equal(api->tensor_zeros, dp_tensor_zeros);
   assert_ptr_equal(api->context_release, dp_context_release);
   assert_ptr_equal(api->tensor_from_dlpack, dp_tensor_from_dlpack);
+  /* The last members of each version: the table follows the header's order to its end. */
+  assert_ptr_equal(api->ddp_release, dp_ddp_release);         /* version 2 */
+  assert_ptr_equal(api->autocast_dtype, dp_autocast_dtype);   /* version 3 */
+  assert_ptr_equal(api->ddp_reset_stats, dp_ddp_reset_stats); /* version 4 */
 }
 
 int main(void) {

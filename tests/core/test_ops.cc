@@ -346,10 +346,12 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsInFloat32) {
 // convolution's ReLU output to bfloat16 once and pool those values, so the outputs agree
 // to a bfloat16 rounding (equal where both sum in the same order) and the float32
 // gradients at the leaves to 2^-7 of each tensor's largest. On a CPU with native bfloat16
-// the block is oneDNN's bfloat16 convolution into float32, rounded; elsewhere the float32
-// block with Conv2dParams::round_bf16. Max pooling without padding (the library's loops,
-// one input channel among them), with padding (oneDNN's pooling and the ReLU mask from z)
-// and average pooling (y kept for the mask).
+// the block is oneDNN's bfloat16 convolution, into a bfloat16 y where the library's pooling
+// loops take its layout (the state is then one argmax byte per output: checked below),
+// else into a float32 y rounded before oneDNN's pooling; elsewhere the float32 block with
+// Conv2dParams::round_bf16. Max pooling without padding (the library's loops, one input
+// channel among them), with padding (oneDNN's pooling and the ReLU mask from z) and
+// average pooling (y kept for the mask).
 TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsUnderBf16Autocast) {
   const Pool2dParams max2{PoolKind::kMax, 2, 2, 2, 2, 0, 0};
   const Pool2dParams max3pad{PoolKind::kMax, 3, 3, 2, 2, 1, 1};
@@ -375,6 +377,23 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsUnderBf16Autocast) {
     std::vector<double> wts(static_cast<size_t>(4 * c.c_out * pooled * pooled));
     for (double& v : wts) v = u(rng_);
     AutocastGuard bf16(DType::kBFloat16);
+    Backend& be = ctx_->backend(DeviceType::kCpu);
+    if (be.bf16_native(0) && c.pp.kind == PoolKind::kMax && c.pp.pad_h == 0) {
+      // The library's pooling loops ran: the state is their argmax bytes, one per output.
+      const Tensor xb = ops::to_dtype(x, DType::kBFloat16), wb = ops::to_dtype(w, DType::kBFloat16);
+      const Tensor zb =
+          Tensor::empty(ctx_, {4, c.c_out, pooled, pooled}, DType::kBFloat16, x.device());
+      KView y;
+      y.dtype = DType::kBFloat16;
+      y.ndim = 4;
+      const int64_t ys[4] = {4, c.c_out, 12, 12};
+      for (int i = 0; i < 4; ++i) y.shape[i] = ys[i];
+      const size_t bytes = ctx_->run(cpu(0), [&] {
+        return be.conv_relu_pool_state_bytes(0, xb.kview(), wb.kview(), true, y, zb.kview(),
+                                             {1, 1, 1, 1, true}, c.pp);
+      });
+      EXPECT_EQ(bytes, static_cast<size_t>(zb.numel()));
+    }
     auto fused = forward_backward(
         [&](auto& in) {
           Tensor z = ops::conv2d_relu_pool2d(in[0], in[1], in[2], cp, c.pp);

@@ -541,20 +541,25 @@ static void stats_count_each_step_and_its_allreduce(void** state) {
   assert_true(fabs(total.buffer_broadcast - sum.buffer_broadcast) <= 1e-12);
   assert_int_equal(total.struct_size, sizeof total);
 
-  /* A longer struct from a newer header: the known members written, the rest zeroed. */
+  /* A longer struct from a newer header: the known members written, the rest untouched. */
   unsigned char newer[sizeof(dp_ddp_phase_times) + 16];
-  memset(newer, 0xff, sizeof newer);
+  memset(newer, 0xab, sizeof newer);
   dp_ddp_phase_times* n = (dp_ddp_phase_times*)(void*)newer;
   n->struct_size = sizeof newer;
   ASSERT_OK(dp_ddp_stats(ddp, NULL, n, NULL));
   assert_int_equal(n->struct_size, sizeof newer);
   assert_true(fabs(n->allreduce - total.allreduce) <= 1e-12);
-  for (size_t i = sizeof(dp_ddp_phase_times); i < sizeof newer; ++i) assert_int_equal(newer[i], 0);
+  for (size_t i = sizeof(dp_ddp_phase_times); i < sizeof newer; ++i) {
+    assert_int_equal(newer[i], 0xab);
+  }
 
-  dp_ddp_phase_times bad = DP_DDP_PHASE_TIMES_INIT;
+  /* A bad size in either result: an error naming it, and neither result written. */
+  dp_ddp_phase_times bad = DP_DDP_PHASE_TIMES_INIT, kept = DP_DDP_PHASE_TIMES_INIT;
   bad.struct_size = 4;
-  ASSERT_ERROR(dp_ddp_stats(ddp, &total, &bad, NULL), DP_ERR_INVALID_ARGUMENT,
+  kept.allreduce = -1;
+  ASSERT_ERROR(dp_ddp_stats(ddp, &kept, &bad, NULL), DP_ERR_INVALID_ARGUMENT,
                "total->struct_size = 4");
+  assert_true(kept.allreduce == -1);
   ASSERT_ERROR(dp_ddp_stats(NULL, &total, NULL, NULL), DP_ERR_INVALID_ARGUMENT, "ddp");
   ASSERT_ERROR(dp_ddp_reset_stats(NULL), DP_ERR_INVALID_ARGUMENT, "ddp");
 

@@ -827,14 +827,12 @@ BlockPds block_pds(DnnlDevice& d, const KView& x, const KView& w, bool bias, con
     b.y_md = b.conv->pd.dst_desc();
     b.own_block = own_pool_block(b.y_md, y, pp, &b.nhwc);
   }
-  b.gy_md = b.own_block
-                ? memory::desc(dims_of(y), dt::f32,
-                               b.nhwc ? memory::format_tag::acdb : channel_blocked(b.own_block))
-                : b.y_md;
+  // The own loops' float32 tensors (y's gradient, z) in y's layout.
+  const auto own_layout = b.nhwc ? memory::format_tag::acdb : channel_blocked(b.own_block);
+  b.gy_md = b.own_block ? memory::desc(dims_of(y), dt::f32, own_layout) : b.y_md;
   size_t ws_bytes = 0;
   if (b.own_block) {
-    b.z_md = memory::desc(dims_of(z), dt::f32,
-                          b.nhwc ? memory::format_tag::acdb : channel_blocked(b.own_block));
+    b.z_md = memory::desc(dims_of(z), dt::f32, own_layout);
     ws_bytes = b.z_md.get_size() / sizeof(float);
   } else {
     b.pool = &d.get<dnnl::pooling_forward>(
@@ -1035,12 +1033,16 @@ bool conv_relu_pool_backward(DnnlDevice& d, const KView& gz, const KView& x, con
                 {DNNL_ARG_DIFF_SRC, diff_src}});
       d.finish_output(diff_src, *gx, key + "dx");
     }
-    if (b.own_block && !b.nhwc && x.shape[1] == 1) {
+    // Windows that do not overlap route each pooled gradient to one place: gy then holds
+    // bfloat16 values (of gz), else sums of them, which the bfloat16 convolutions' input
+    // rounds (the reorder of gy_as).
+    const bool gy_exact = pp.stride_h >= pp.kernel_h && pp.stride_w >= pp.kernel_w;
+    if (b.own_block && !b.nhwc && x.shape[1] == 1 && (!bf16 || gy_exact)) {
       // One input channel: the library's loop on gy as it stands (see
       // cpu_loops::conv_single_channel_backward_weights). bfloat16 blocks: on x widened
-      // (exact), gy's values being bfloat16 already; the float32 sums round once into gw
-      // and gbias, as oneDNN's bfloat16 backward would (which here took 3.5 ms, and 2 more
-      // to reorder gy, for the CNN's first layer at batch 256 on AMX).
+      // (exact) and gy's bfloat16 values; the float32 sums round once into gw and gbias,
+      // as oneDNN's bfloat16 backward would (which here took 3.5 ms, and 2 more to reorder
+      // gy, for the CNN's first layer at batch 256 on AMX).
       d.strm.wait();  // gy is complete
       const KView x32 = bf16 ? widened(d, x, 10) : x;
       float* gw32 =

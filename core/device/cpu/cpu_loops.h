@@ -49,8 +49,8 @@ struct BlockedPool {
   int block;  // 8 or 16
   // Pooling a ReLU's output: an output whose maximum is not above 0 gets argmax
   // kNoGradient, so that the backward passes it no gradient, as the ReLU's mask would.
-  bool relu_mask;
-  int64_t groups;  // 0: channel-blocked; > 0: NHWC with groups * block channels
+  bool relu_mask = false;
+  int64_t groups = 0;  // 0: channel-blocked; > 0: NHWC with groups * block channels
 };
 constexpr uint8_t kNoGradient = 255;
 // argmax (may be null: inference) receives each output's position in its window, row by

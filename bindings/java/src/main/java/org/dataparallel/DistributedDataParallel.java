@@ -250,23 +250,23 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
    * the buckets, on the communication thread, overlapping backward) and backward's wait for
    * it (the part backward did not hide).
    */
-  public record SyncTimes(
+  public record StepTimes(
       PhaseTimes local, double bufferBroadcast, double allreduce, double syncWait) {
-    static SyncTimes of(dp_ddp_phase_times t) {
-      return new SyncTimes(PhaseTimes.of(t.getLocal()), t.getBuffer_broadcast(), t.getAllreduce(),
+    static StepTimes of(dp_ddp_phase_times t) {
+      return new StepTimes(PhaseTimes.of(t.getLocal()), t.getBuffer_broadcast(), t.getAllreduce(),
           t.getSync_wait());
     }
   }
 
   /** The last forward's (and its backward's) times, the totals, and the forwards counted. */
-  public record Stats(SyncTimes last, SyncTimes total, long calls) {}
+  public record Stats(StepTimes last, StepTimes total, long calls) {}
 
   public Stats stats() {
     dp_ddp_phase_times last = new dp_ddp_phase_times();
     dp_ddp_phase_times total = new dp_ddp_phase_times();
     try {
       long calls = CApi.dp_ddp_stats(handle(), last, total);
-      return new Stats(SyncTimes.of(last), SyncTimes.of(total), calls);
+      return new Stats(StepTimes.of(last), StepTimes.of(total), calls);
     } finally {
       last.delete();
       total.delete();

@@ -236,7 +236,7 @@ class DistributedTrainingTest {
         assertFalse(ddp.gradSync());
         for (int i = 0; i < k - 1; ++i) {
           backward(ctx, ddp::forward, b.rowsOf(group.rank(), i * 2 * RANK_ROWS), 1.0 / k);
-          DistributedDataParallel.SyncTimes last = ddp.stats().last();
+          DistributedDataParallel.StepTimes last = ddp.stats().last();
           assertEquals(0.0, last.allreduce(), "a no_sync step allreduces nothing");
           assertEquals(0.0, last.syncWait());
           assertTrue(last.local().apply() > 0);
