@@ -152,7 +152,7 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
   if (options_.broadcast_buffers && group_->size() > 1) {
     const auto start = std::chrono::steady_clock::now();
     broadcast_state(false, 0);
-    sync_stats_->add(SyncStats::Part::kBufferBroadcast, seconds_since(start));
+    sync_stats_->add(&SyncTimes::buffer_broadcast, seconds_since(start));
   }
   reducer_->prepare(sync, steps_);
   return local_->forward(inputs, broadcast);

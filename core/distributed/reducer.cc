@@ -153,7 +153,7 @@ void Reducer::launch(size_t b) {
         const auto start = std::chrono::steady_clock::now();
         tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()), flat.dtype(), ReduceOp::kSum);
         divide_in_place(flat, n);
-        if (stats) stats->add(SyncStats::Part::kAllreduce, seconds_since(start));
+        if (stats) stats->add(&SyncTimes::allreduce, seconds_since(start));
       });
 }
 
@@ -175,7 +175,7 @@ void Reducer::finish() {
     group_->wait(*b.work);
     b.flat.bump_version();
   }
-  if (stats_) stats_->add(SyncStats::Part::kSyncWait, seconds_since(wait_start));
+  if (stats_) stats_->add(&SyncTimes::sync_wait, seconds_since(wait_start));
   for (size_t k = 0; k < params_.size(); ++k) {
     Tensor& p = params_[k];
     Tensor grad = p.grad();

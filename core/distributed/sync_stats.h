@@ -4,8 +4,8 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <mutex>
+
+#include "parallel/stats.h"
 
 namespace dp {
 
@@ -15,22 +15,8 @@ struct SyncTimes {
   double sync_wait = 0;         // backward's end waiting for those allreduces
 };
 
-// Thread-safe: the allreduce times arrive from the process group's communication thread.
-class SyncStats {
- public:
-  enum class Part { kBufferBroadcast, kAllreduce, kSyncWait };
-
-  // A forward starts: the last step's times are cleared.
-  void begin_call();
-  void add(Part part, double seconds);
-  void read(SyncTimes* last, SyncTimes* total, uint64_t* calls) const;
-  void reset();
-
- private:
-  mutable std::mutex mu_;
-  SyncTimes last_, total_;
-  uint64_t calls_ = 0;
-};
+// The allreduce times arrive from the process group's communication thread.
+using SyncStats = StepTimes<SyncTimes>;
 
 // Seconds since `start` on the steady clock.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -23,20 +23,8 @@ const char* phase_name(Phase phase) {
   return kPhases[static_cast<size_t>(phase)].name;
 }
 
-double& PhaseStats::slot(PhaseTimes& t, Phase p) {
-  return t.*kPhases[static_cast<size_t>(p)].field;
-}
-
-void PhaseStats::begin_call() {
-  std::lock_guard<std::mutex> lock(mu_);
-  last_ = PhaseTimes{};
-  ++calls_;
-}
-
 void PhaseStats::add(Phase phase, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
-  slot(last_, phase) += seconds;
-  slot(total_, phase) += seconds;
+  times_.add(kPhases[static_cast<size_t>(phase)].field, seconds);
 }
 
 void PhaseStats::mark_backward_start() {
@@ -46,25 +34,19 @@ void PhaseStats::mark_backward_start() {
 }
 
 void PhaseStats::backward_reached_reduce() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!backward_started_) return;
-  const double s = std::chrono::duration<double>(Clock::now() - backward_start_).count();
-  last_.backward += s;
-  total_.backward += s;
-  backward_started_ = false;
-}
-
-void PhaseStats::read(PhaseTimes* last, PhaseTimes* total, uint64_t* calls) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (last) *last = last_;
-  if (total) *total = total_;
-  if (calls) *calls = calls_;
+  double seconds = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!backward_started_) return;
+    seconds = std::chrono::duration<double>(Clock::now() - backward_start_).count();
+    backward_started_ = false;
+  }
+  times_.add(&PhaseTimes::backward, seconds);
 }
 
 void PhaseStats::reset() {
+  times_.reset();
   std::lock_guard<std::mutex> lock(mu_);
-  last_ = total_ = PhaseTimes{};
-  calls_ = 0;
   backward_started_ = false;
 }
 
