@@ -36,13 +36,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
     private List<Device> devices;
     private Device outputDevice;
     private int dim;
-    private long[] chunkSizes;
-    private boolean gather = true;
-    private boolean cacheReplicas;
-    private BufferSync bufferSync = BufferSync.NONE;
-    private boolean aliasCpu = true;
-    private long bucketBytes;
-    private DType gradReduceDtype = DType.FLOAT32;
+    private final DataParallelSettings settings = new DataParallelSettings();
 
     private Builder(Module module) { this.module = Objects.requireNonNull(module, "module"); }
 
@@ -74,36 +68,36 @@ public final class DataParallel extends Handle<dp_data_parallel> {
 
     /** Rows per device, summing to the batch (default: equal chunks as torch.chunk). */
     public Builder chunkSizes(long... sizes) {
-      this.chunkSizes = sizes.clone();
+      settings.chunkSizes = sizes.clone();
       return this;
     }
 
     /** false: forward returns every replica's outputs on its own device. */
     public Builder gather(boolean gather) {
-      this.gather = gather;
+      settings.gather = gather;
       return this;
     }
 
     /** Keep replicas across forwards while grad mode is off and nothing changed. */
     public Builder cacheReplicas(boolean cache) {
-      this.cacheReplicas = cache;
+      settings.cacheReplicas = cache;
       return this;
     }
 
     public Builder bufferSync(BufferSync sync) {
-      this.bufferSync = Objects.requireNonNull(sync, "sync");
+      settings.bufferSync = Objects.requireNonNull(sync, "sync");
       return this;
     }
 
     /** CPU replicas share the parameters' memory instead of copying it (default true). */
     public Builder aliasCpu(boolean alias) {
-      this.aliasCpu = alias;
+      settings.aliasCpu = alias;
       return this;
     }
 
     /** Broadcast bucket size in bytes (0: 10 MiB). */
     public Builder bucketBytes(long bytes) {
-      this.bucketBytes = bytes;
+      settings.bucketBytes = bytes;
       return this;
     }
 
@@ -112,7 +106,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
      * BFLOAT16 as PyTorch DDP's bf16_compress_hook (docs/autocast.md).
      */
     public Builder gradReduceDtype(DType dtype) {
-      this.gradReduceDtype = java.util.Objects.requireNonNull(dtype, "dtype");
+      settings.gradReduceDtype = Objects.requireNonNull(dtype, "dtype");
       return this;
     }
 
@@ -120,13 +114,7 @@ public final class DataParallel extends Handle<dp_data_parallel> {
       dp_data_parallel_options o = new dp_data_parallel_options();
       dp_device out = outputDevice == null ? null : outputDevice.toNative();
       try {
-        if (chunkSizes != null) o.set_chunk_sizes(chunkSizes);
-        o.setNo_gather(gather ? 0 : 1);
-        o.setCache_replicas(cacheReplicas ? 1 : 0);
-        o.setBuffer_sync(bufferSync.ordinal());
-        o.setAlias_cpu(aliasCpu ? 1 : 0);
-        o.setBucket_bytes(bucketBytes);
-        o.setGrad_reduce_dtype(gradReduceDtype.value());
+        settings.copyInto(o);
         return new DataParallel(
             CApi.dp_data_parallel_create(module.handle(), Device.pairs(devices), out, dim, o),
             module);

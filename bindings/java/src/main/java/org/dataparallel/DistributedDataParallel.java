@@ -57,12 +57,7 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
     private long bucketBytes = 25L << 20;
     private long firstBucketBytes = 1L << 20;
     private boolean broadcastBuffers = true;
-    private long[] chunkSizes;
-    private boolean cacheReplicas;
-    private BufferSync bufferSync = BufferSync.NONE;
-    private boolean aliasCpu = true;
-    private long broadcastBucketBytes;
-    private DType gradReduceDtype = DType.FLOAT32;
+    private final DataParallelSettings local = new DataParallelSettings();
 
     private Builder(Module module, ProcessGroup group) {
       this.module = Objects.requireNonNull(module, "module");
@@ -128,13 +123,13 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
      * chunks as torch.chunk). Checked at build (count, negatives) and at each forward (sum).
      */
     public Builder chunkSizes(long... sizes) {
-      this.chunkSizes = Objects.requireNonNull(sizes, "sizes").clone();
+      local.chunkSizes = Objects.requireNonNull(sizes, "sizes").clone();
       return this;
     }
 
     /** Keep the rank's replicas across forwards while grad mode is off and nothing changed. */
     public Builder cacheReplicas(boolean cache) {
-      this.cacheReplicas = cache;
+      local.cacheReplicas = cache;
       return this;
     }
 
@@ -143,13 +138,13 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
      * replicas (broadcastBuffers then makes rank 0's the job's).
      */
     public Builder bufferSync(BufferSync sync) {
-      this.bufferSync = Objects.requireNonNull(sync, "sync");
+      local.bufferSync = Objects.requireNonNull(sync, "sync");
       return this;
     }
 
     /** CPU replicas share the parameters' memory instead of copying it (default true). */
     public Builder aliasCpu(boolean alias) {
-      this.aliasCpu = alias;
+      local.aliasCpu = alias;
       return this;
     }
 
@@ -163,7 +158,7 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
         throw new IllegalArgumentException(
             "broadcastBucketBytes = " + bytes + ": must be >= 0 (0: 10 MiB)");
       }
-      this.broadcastBucketBytes = bytes;
+      local.bucketBytes = bytes;
       return this;
     }
 
@@ -173,7 +168,7 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
      * bf16_compress_hook (docs/autocast.md). Any other throws INVALID_ARGUMENT at build.
      */
     public Builder gradReduceDtype(DType dtype) {
-      this.gradReduceDtype = Objects.requireNonNull(dtype, "dtype");
+      local.gradReduceDtype = Objects.requireNonNull(dtype, "dtype");
       return this;
     }
 
@@ -183,25 +178,20 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
      */
     public DistributedDataParallel build() {
       dp_ddp_options o = new dp_ddp_options();
-      dp_data_parallel_options local = new dp_data_parallel_options();
+      dp_data_parallel_options localOptions = new dp_data_parallel_options();
       dp_device out = outputDevice == null ? null : outputDevice.toNative();
       try {
         o.setBucket_bytes(bucketBytes);
         o.setFirst_bucket_bytes(firstBucketBytes);
         o.setBroadcast_buffers(broadcastBuffers ? 1 : 0);
-        if (chunkSizes != null) local.set_chunk_sizes(chunkSizes);
-        local.setCache_replicas(cacheReplicas ? 1 : 0);
-        local.setBuffer_sync(bufferSync.ordinal());
-        local.setAlias_cpu(aliasCpu ? 1 : 0);
-        local.setBucket_bytes(broadcastBucketBytes);
-        local.setGrad_reduce_dtype(gradReduceDtype.value());
-        o.set_local(local); // a copy: local is freed below
+        local.copyInto(localOptions);
+        o.set_local(localOptions); // a copy: localOptions is freed below
         return new DistributedDataParallel(
             CApi.dp_ddp_create(module.handle(), group.handle(), Device.pairs(devices), out, dim, o),
             module, group);
       } finally {
         o.delete();
-        local.delete();
+        localOptions.delete();
         if (out != null) out.delete();
       }
     }
