@@ -133,6 +133,10 @@ dp_result dp_ddp_create(dp_module* module, dp_process_group* group, const dp_dev
     if (o.bucket_bytes) ddpo.buckets.bucket_bytes = o.bucket_bytes;
     if (o.first_bucket_bytes) ddpo.buckets.first_bucket_bytes = o.first_bucket_bytes;
     ddpo.broadcast_buffers = o.broadcast_buffers != 0;
+    DP_CHECK(o.allreduce_dtype == DP_FLOAT32 || o.allreduce_dtype == DP_BFLOAT16, kInvalidArgument,
+             "options->allreduce_dtype = " << static_cast<int>(o.allreduce_dtype)
+                                           << " is neither DP_FLOAT32 (0) nor DP_BFLOAT16 (3)");
+    ddpo.buckets.allreduce_dtype = to_core(o.allreduce_dtype, "allreduce_dtype");
     ddpo.local = data_parallel_options(o.local, "options->local");
     std::optional<dp::Device> output;
     if (output_device) output = to_core(*output_device);

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "device/bfloat16.h"
 #include "distributed/transport.h"
 
 namespace {
@@ -30,6 +31,62 @@ void check(int code, const char* call) {
   if (code != MPI_SUCCESS)
     throw std::runtime_error(std::string(call) + " failed: " + mpi_error(code));
 }
+
+// bfloat16: MPI has no such type. Elements travel as 2-byte units, and the reductions are
+// user-defined operations that combine two values in float32 and round the result (to
+// nearest even). They commute, so MPI may combine in any order; NaN propagates through
+// max and min as through the sum.
+template <class Combine>
+void combine_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
+  const uint16_t* a = static_cast<const uint16_t*>(in);
+  uint16_t* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    b[i] = dp::float_to_bf16(Combine{}(dp::bf16_to_float(a[i]), dp::bf16_to_float(b[i])));
+  }
+}
+
+struct Sum {
+  float operator()(float a, float b) const { return a + b; }
+};
+struct Max {
+  float operator()(float a, float b) const { return a != a || a > b ? a : b; }
+};
+struct Min {
+  float operator()(float a, float b) const { return a != a || a < b ? a : b; }
+};
+
+// The datatype and operations above, made once the transport connects (MPI is running)
+// and freed with it.
+struct Bf16Ops {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Op sum = MPI_OP_NULL, max = MPI_OP_NULL, min = MPI_OP_NULL;
+
+  void create() {
+    check(MPI_Type_contiguous(2, MPI_BYTE, &type), "MPI_Type_contiguous");
+    check(MPI_Type_commit(&type), "MPI_Type_commit");
+    check(MPI_Op_create(&combine_bf16<Sum>, 1, &sum), "MPI_Op_create");
+    check(MPI_Op_create(&combine_bf16<Max>, 1, &max), "MPI_Op_create");
+    check(MPI_Op_create(&combine_bf16<Min>, 1, &min), "MPI_Op_create");
+  }
+  void free() {
+    for (MPI_Op* op : {&sum, &max, &min}) {
+      if (*op != MPI_OP_NULL) MPI_Op_free(op);
+    }
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+  MPI_Op op(dp::ReduceOp reduce) const {
+    switch (reduce) {
+      case dp::ReduceOp::kSum:
+      case dp::ReduceOp::kAverage:
+        return sum;
+      case dp::ReduceOp::kMax:
+        return max;
+      case dp::ReduceOp::kMin:
+        return min;
+    }
+    throw std::runtime_error("MPI allreduce: unknown reduce op");
+  }
+};
 
 MPI_Datatype mpi_type(dp::DType dtype) {
   switch (dtype) {
@@ -127,6 +184,7 @@ class MpiTransport final : public dp::Transport {
 
   ~MpiTransport() override {
     std::lock_guard<std::mutex> lock(g_init_mu);
+    bf16_.free();
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
     if (owns_world_ && --g_world_transports == 0 && g_we_initialised) MPI_Finalize();
   }
@@ -142,6 +200,7 @@ class MpiTransport final : public dp::Transport {
     check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(local, &local_size_), "MPI_Comm_size");
     MPI_Comm_free(&local);
+    bf16_.create();
   }
 
   int rank() const override { return rank_; }
@@ -151,13 +210,14 @@ class MpiTransport final : public dp::Transport {
   std::string describe() const override { return describe_; }
 
   void allreduce(void* buf, size_t count, dp::DType dtype, dp::ReduceOp op) override {
-    const MPI_Datatype type = mpi_type(dtype);
+    const bool bf16 = dtype == dp::DType::kBFloat16;
+    const MPI_Datatype type = bf16 ? bf16_.type : mpi_type(dtype);
+    const MPI_Op mop = bf16 ? bf16_.op(op) : mpi_op(op);
     const size_t esize = dp::dtype_size(dtype);
     char* p = static_cast<char*>(buf);
     for (size_t done = 0; done < count;) {
       const size_t n = count - done < kMaxCount ? count - done : kMaxCount;
-      check(MPI_Allreduce(MPI_IN_PLACE, p + done * esize, static_cast<int>(n), type, mpi_op(op),
-                          comm_),
+      check(MPI_Allreduce(MPI_IN_PLACE, p + done * esize, static_cast<int>(n), type, mop, comm_),
             "MPI_Allreduce");
       done += n;
     }
@@ -195,6 +255,7 @@ class MpiTransport final : public dp::Transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int thread_level_ = MPI_THREAD_SINGLE;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  Bf16Ops bf16_;
   std::string describe_;
 };
 

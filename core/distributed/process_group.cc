@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/bfloat16.h"
 #include "device/trace.h"
 #include "error.h"
 #include "ops/ops.h"
@@ -192,7 +193,13 @@ void divide_in_place(const Tensor& t, int n) {
     float* p = t.data_as<float>();
     const float by = static_cast<float>(n);
     for (int64_t i = 0; i < count; ++i) p[i] /= by;
+  } else if (t.dtype() == DType::kBFloat16) {
+    uint16_t* p = t.data_as<uint16_t>();
+    const float by = static_cast<float>(n);
+    for (int64_t i = 0; i < count; ++i) p[i] = float_to_bf16(bf16_to_float(p[i]) / by);
   } else {
+    DP_CHECK(t.dtype() == DType::kFloat64, kInternal,
+             "divide_in_place: " << dtype_name(t.dtype()) << " is not a floating dtype");
     double* p = t.data_as<double>();
     const double by = n;
     for (int64_t i = 0; i < count; ++i) p[i] /= by;
@@ -395,7 +402,7 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
   // Before the first CUDA collective's set-up, which is collective (NCCL could reduce
   // uint8, host staging's MPI cannot: the same answer on every route and device).
   DP_CHECK(t.dtype() != DType::kUInt8, kDtypeMismatch,
-           "allreduce: a uint8 tensor cannot be reduced (float32, float64 or int64)");
+           "allreduce: a uint8 tensor cannot be reduced (float32, float64, int64 or bfloat16)");
   if (ProcessComm* comm = cuda_comm(t)) {
     const CollectiveOp cop = collective_op(op);
     run_on_comm("allreduce", -1,
@@ -406,8 +413,10 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
     return;
   }
   if (t.dtype() == DType::kBFloat16) {
-    // MPI has no bfloat16 type: the reduction runs in float32 on a widened copy and the
-    // result is rounded once (more accurate than a reduction in bfloat16, as NCCL's is).
+    // The reduction runs in float32 on a widened copy and the result is rounded once:
+    // more accurate than the transport's bfloat16 reduction (which rounds each partial
+    // sum, as NCCL's does), and what a caller of this API expects. DDP's compressed
+    // buckets take the transport's for its halved bytes.
     const Tensor wide = ops::to_dtype(t.detach(), DType::kFloat32);
     allreduce(wide, op);
     ops::copy_(t, ops::to_dtype(wide, DType::kBFloat16));

@@ -15,6 +15,11 @@
 // (unused parameters count as zero, or as their gradient so far), waits for every bucket
 // and writes the averages back into the gradients that are not views: when backward
 // returns, the gradients are synchronised.
+//
+// With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket is
+// divided by the ranks and rounded to bfloat16 before it travels, summed in bfloat16 by
+// the transport and widened back: half the bytes, each average within ranks * 2^-8 of
+// the mean of the ranks' gradient magnitudes (first order; docs/distributed.md).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +37,9 @@ namespace dp {
 struct ReducerOptions {
   size_t bucket_bytes = size_t{25} << 20;
   size_t first_bucket_bytes = size_t{1} << 20;
+  // The dtype float32 buckets travel in: kFloat32 or kBFloat16 (other buckets travel in
+  // their own dtype).
+  DType allreduce_dtype = DType::kFloat32;
 };
 
 class Reducer {
@@ -59,6 +67,7 @@ class Reducer {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;  // element offset of each parameter in flat
     Tensor flat;                   // host buffer, one dtype
+    Tensor wire;                   // bfloat16 copy that travels (compression on), else undefined
     size_t pending = 0;            // gradients still to come in this backward
     std::shared_ptr<Work> work;
   };

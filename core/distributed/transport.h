@@ -39,9 +39,11 @@ class Transport {
   // "MPI (Open MPI v4.1.4, thread level MULTIPLE)": for logs and errors.
   virtual std::string describe() const = 0;
 
-  // In place: buf holds `count` elements of `dtype` (float32, float64 or int64) and
-  // receives the elementwise sum, max or min over the ranks (kAverage is the core's:
-  // it sums, then divides).
+  // In place: buf holds `count` elements of `dtype` (float32, float64, int64 or bfloat16)
+  // and receives the elementwise sum, max or min over the ranks (kAverage is the core's:
+  // it sums, then divides). bfloat16 moves 2 bytes an element and each combination of two
+  // partial results is computed in float32 and rounded to bfloat16 (to nearest even), as
+  // NCCL's bfloat16 sum; every rank receives the same bits.
   virtual void allreduce(void* buf, size_t count, DType dtype, ReduceOp op) = 0;
   virtual void broadcast(void* buf, size_t bytes, int root) = 0;
   // recv (size() * bytes) receives every rank's `bytes` of send, in rank order.
@@ -55,7 +57,7 @@ class Transport {
 // kWorldComm; MPI is initialised here if the program has not done it), or over the caller's
 // communicator, given as its Fortran handle (MPI_Comm_c2f; mpi4py's Comm.py2f()), which stays the
 // caller's. Returns null and sets *why on failure. The transport is deleted by the core.
-constexpr int kTransportAbiVersion = 1;
+constexpr int kTransportAbiVersion = 2;  // 2: bfloat16 allreduce
 constexpr int64_t kWorldComm = -1;
 constexpr const char* kMpiPluginEntry = "dp_mpi_plugin_entry";
 using MpiPluginEntryFn = Transport* (*)(int abi_version, int64_t comm_f, const char** why);

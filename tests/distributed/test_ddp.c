@@ -10,7 +10,9 @@
    with 1 and 2 devices each. A gradient summed instead of averaged (measured 0.06 to
    0.1), or one bucket left out of the allreduce (0.025 to 0.035), misses the bound by
    four orders of magnitude (checked below with those two faults made by hand). */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../capi/test_util.h" /* cmocka, ASSERT_OK, ASSERT_ERROR */
 #include "ddp_util.h"
@@ -573,6 +575,110 @@ static void stats_count_each_step_and_its_allreduce(void** state) {
 
 /* --- arguments ------------------------------------------------------------------------ */
 
+/* --- bfloat16 compression -------------------------------------------------------------- */
+
+/* Every parameter's gradient, concatenated (as read_parameters). */
+static float* read_gradients(const dp_module* m, size_t* n) {
+  size_t count = 0, total = 0;
+  ASSERT_OK(dp_module_parameter_count(m, &count));
+  float* all = NULL;
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = NULL;
+    dp_tensor *p = NULL, *g = NULL;
+    int64_t numel = 0;
+    ASSERT_OK(dp_module_parameter(m, i, &name, &p));
+    ASSERT_OK(dp_tensor_grad(p, &g));
+    ASSERT_OK(dp_tensor_numel(g, &numel));
+    all = realloc(all, (total + (size_t)numel) * sizeof(float));
+    ASSERT_OK(dp_tensor_to_host(g, all + total, (size_t)numel * sizeof(float)));
+    total += (size_t)numel;
+    dp_tensor_release(g);
+    dp_tensor_release(p);
+  }
+  *n = total;
+  return all;
+}
+
+/* Every rank's n floats, in rank order (g_size * n). */
+static float* gather_floats(const float* mine, size_t n) {
+  const int64_t shape[1] = {(int64_t)n};
+  dp_tensor *t = NULL, *all = NULL;
+  ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 1, mine, n * sizeof(float),
+                                (dp_device){DP_DEVICE_CPU, 0}, &t));
+  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
+  float* out = malloc(n * (size_t)g_size * sizeof(float));
+  ASSERT_OK(dp_tensor_to_host(all, out, n * (size_t)g_size * sizeof(float)));
+  dp_tensor_release(t);
+  dp_tensor_release(all);
+  return out;
+}
+
+/* allreduce_dtype DP_BFLOAT16: each averaged gradient travelled as bfloat16, so it is a
+   bfloat16 value (its low 16 bits are zero), every rank has the same bits, and it lies
+   within ranks * 2^-8 * mean_r |g_r| of the float64 average of the ranks' own gradients
+   g_r (one rounding of each g_r / ranks and one of each partial sum, 2^-8 each; the 1.01
+   covers the second order), which a no_sync backward of the same rows gives. A bucket
+   summed but not divided, or averaged twice, is off by about the average itself. */
+static void bf16_compressed_allreduce_averages_within_its_bound(void** state) {
+  (void)state;
+  dp_module* model = make_mlp(g_ctx, 64);
+  dp_device devices[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.first_bucket_bytes = 16; /* several buckets, each compressed */
+  o.bucket_bytes = 64 << 10;
+  o.allreduce_dtype = DP_BFLOAT16;
+  dp_ddp* ddp = NULL;
+  ASSERT_OK(dp_ddp_create(model, g_group, devices, (size_t)g_local_devices, NULL, 0, &o, &ddp));
+  size_t buckets = 0;
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_true(buckets >= 2);
+
+  ASSERT_OK(dp_ddp_set_grad_sync(ddp, 0)); /* this rank's own gradient */
+  ddp_backward(ddp, 0, g_rank * kRankBatch, kRankBatch, 0, 1.0);
+  size_t n = 0;
+  float* own = read_gradients(model, &n);
+  float* every = gather_floats(own, n);
+  ASSERT_OK(dp_module_zero_grad(model));
+  ASSERT_OK(dp_ddp_set_grad_sync(ddp, 1)); /* the same rows, averaged */
+  ddp_backward(ddp, 0, g_rank * kRankBatch, kRankBatch, 0, 1.0);
+  size_t n_avg = 0;
+  float* avg = read_gradients(model, &n_avg);
+  assert_int_equal(n_avg, n);
+  float* avgs = gather_floats(avg, n);
+
+  double worst = 0; /* the largest error as a fraction of its bound */
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    memcpy(&bits, &avg[i], sizeof bits);
+    assert_int_equal(bits & 0xffffu, 0);
+    double mean = 0, magnitude = 0;
+    for (int r = 0; r < g_size; ++r) {
+      mean += every[(size_t)r * n + i];
+      magnitude += fabs(every[(size_t)r * n + i]);
+    }
+    mean /= g_size;
+    magnitude /= g_size;
+    const double bound = 1.01 * g_size * ldexp(magnitude, -8);
+    const double error = fabs(avg[i] - mean);
+    if (error > bound) {
+      fail_msg("gradient element %zu: %.9g is %.3g from the average %.9g (bound %.3g)", i, avg[i],
+               error, mean, bound);
+    }
+    if (bound > 0 && error / bound > worst) worst = error / bound;
+    for (int r = 1; r < g_size; ++r) {
+      assert_memory_equal(&avgs[(size_t)r * n + i], &avgs[i], sizeof(float));
+    }
+  }
+  print_message("rank %d: bfloat16 allreduce, %zu gradients: largest error %.2f of its bound\n",
+                g_rank, n, worst);
+  free(own);
+  free(every);
+  free(avg);
+  free(avgs);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 static void ddp_create_rejects_bad_arguments(void** state) {
   (void)state;
   dp_module* model = make_mlp(g_ctx, 16);
@@ -587,6 +693,11 @@ static void ddp_create_rejects_bad_arguments(void** state) {
   o.struct_size = 4;
   ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp), DP_ERR_INVALID_ARGUMENT,
                "struct_size = 4");
+  o = (dp_ddp_options)DP_DDP_OPTIONS_INIT;
+  o.allreduce_dtype = DP_INT64;
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "allreduce_dtype = 2");
+  o.allreduce_dtype = DP_FLOAT32;
   const dp_device missing = {DP_DEVICE_CPU, 64};
   ASSERT_ERROR(dp_ddp_create(model, g_group, &missing, 1, NULL, 0, NULL, &ddp), DP_ERR_OUT_OF_RANGE,
                "cpu:64");
@@ -631,6 +742,7 @@ int main(void) {
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
       cmocka_unit_test(stats_count_each_step_and_its_allreduce),
+      cmocka_unit_test(bf16_compressed_allreduce_averages_within_its_bound),
       cmocka_unit_test(ddp_create_rejects_bad_arguments),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
