@@ -26,6 +26,7 @@ from . import capi
 from ._handle import Handle, handle_of
 from .context import Context
 from .devices import device as as_device, from_c
+from .dtypes import dtype_of
 from .errors import Error
 from .nn import Module, _raise_from_forward
 from .parallel import _PHASES, _options as _data_parallel_options
@@ -185,7 +186,11 @@ class DistributedDataParallel(Handle):
     bucket_cap_mb: the size of the gradient buckets whose allreduce starts as soon as
     backward has produced their last gradient; first_bucket_mb: the first bucket's.
     broadcast_buffers: rank 0's buffers (BatchNorm statistics) reach every rank before
-    each forward.
+    each forward. allreduce_dtype: what float32 gradient buckets travel between the ranks
+    in: "float32" (default), or "bfloat16" as PyTorch DDP's bf16_compress_hook (each
+    rank's gradient divided by the ranks and rounded, summed in bfloat16, widened back):
+    half the bytes, each average within ranks * 2^-8 times the mean of the ranks'
+    gradient magnitudes of the float32 one. Every rank passes the same value.
 
     The DataParallel inside the rank takes DataParallel's options, under the same names:
     chunk_sizes (rows per device of this rank's batch, summing to it; None: equal
@@ -205,11 +210,13 @@ class DistributedDataParallel(Handle):
     def __init__(self, module, group, device_ids=None, output_device=None, dim=0, *,
                  bucket_cap_mb=25, first_bucket_mb=1, broadcast_buffers=True, chunk_sizes=None,
                  cache_replicas=False, buffer_sync="none", alias_cpu=True,
-                 broadcast_bucket_bytes=0, grad_reduce_dtype="float32"):
+                 broadcast_bucket_bytes=0, grad_reduce_dtype="float32",
+                 allreduce_dtype="float32"):
         options = capi.dp_ddp_options()
         options.bucket_bytes = _bucket_bytes(bucket_cap_mb, "bucket_cap_mb")
         options.first_bucket_bytes = _bucket_bytes(first_bucket_mb, "first_bucket_mb")
         options.broadcast_buffers = int(bool(broadcast_buffers))
+        options.allreduce_dtype = int(dtype_of(allreduce_dtype))  # the library checks it
         # set_local copies them (chunk_sizes included) into `options`.
         options.set_local(_data_parallel_options(
             chunk_sizes, cache_replicas, buffer_sync, alias_cpu, broadcast_bucket_bytes,

@@ -268,6 +268,35 @@ def test_bfloat16_grad_reduce_inside_ddp_stays_within_the_bf16_bound_of_float32(
     np.testing.assert_array_equal(both[0], both[1])  # still averaged over the ranks
 
 
+def test_bfloat16_allreduce_gives_bfloat16_averages_within_the_bound_of_float32(ctx, group):
+    """allreduce_dtype="bfloat16": each averaged gradient travelled as bfloat16 (its float32
+    bits end in 16 zeros), every rank has the same, and each is within
+    ranks * 2^-8 * mean_r |g_r| (plus 1e-7 for float32 rounding) of the float32 average,
+    g_r being rank r's own gradient (a plain copy of the model on the rank's rows)."""
+    first = make_model(ctx)
+    grads = {}
+    for dtype in ("float32", "bfloat16"):
+        model = make_model(ctx)
+        model.load_state_dict(first.state_dict())
+        ddp = dp.DistributedDataParallel(model, group, device_ids=["cpu:0"],
+                                         first_bucket_mb=1e-4, allreduce_dtype=dtype)
+        x, y = global_batch(61, group.size * RANK_ROWS)
+        grads[dtype] = grads_after_one_backward(ctx, ddp, model, *rows_of(group.rank, x, y))
+        ddp.close()
+    ref = make_model(ctx)
+    ref.load_state_dict(model.state_dict())
+    own = grads_after_one_backward(ctx, ref, ref, *rows_of(group.rank, x, y))
+    bound = group.size * 2.0 ** -8 * np.abs(every_rank(group, ctx, own)).mean(axis=0) + 1e-7
+    got = grads["bfloat16"]
+    assert (got.view(np.uint32) & 0xFFFF == 0).all(), "an average is not a bfloat16 value"
+    diff = np.abs(got - grads["float32"])
+    worst = int(np.argmax(diff - bound))
+    assert (diff <= bound).all(), (f"rank {group.rank}: gradient {worst} differs by "
+                                   f"{diff[worst]:.3g}, past the bound {bound[worst]:.3g}")
+    every = every_rank(group, ctx, got)
+    np.testing.assert_array_equal(every[0], every[-1])
+
+
 def test_chunk_sizes_reach_each_rank_data_parallel_and_keep_the_averaged_gradients(ctx, group):
     """chunk_sizes=[1, 3] runs 1 of the rank's 4 rows on cpu:0 and 3 on cpu:1 (a Python
     module records what each replica gets); the averaged gradients equal those of equal
@@ -429,6 +458,9 @@ def test_bad_arguments_raise_naming_the_argument_and_its_value(ctx, group):
         dp.DistributedDataParallel(model, group, grad_reduce_dtype="int64")
     with pytest.raises(TypeError, match="dtype 'float16' is not"):
         dp.DistributedDataParallel(model, group, grad_reduce_dtype="float16")
+    with pytest.raises(dp.InvalidArgumentError,
+                       match=r"options->allreduce_dtype = 2 is neither DP_FLOAT32"):
+        dp.DistributedDataParallel(model, group, allreduce_dtype="int64")
     with pytest.raises(dp.InvalidArgumentError,
                        match="chunk_sizes has 3 entries but there are 2 devices"):
         dp.DistributedDataParallel(model, group, device_ids=TWO_DEVICES, chunk_sizes=[1, 1, 2])

@@ -57,6 +57,7 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
     private long bucketBytes = 25L << 20;
     private long firstBucketBytes = 1L << 20;
     private boolean broadcastBuffers = true;
+    private DType allreduceDtype = DType.FLOAT32;
     private final DataParallelSettings local = new DataParallelSettings();
 
     private Builder(Module module, ProcessGroup group) {
@@ -111,6 +112,19 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
      */
     public Builder broadcastBuffers(boolean broadcast) {
       this.broadcastBuffers = broadcast;
+      return this;
+    }
+
+    /**
+     * What float32 gradient buckets travel between the ranks in: FLOAT32 (default), or
+     * BFLOAT16 as PyTorch DDP's bf16_compress_hook (each rank's gradient divided by the
+     * ranks and rounded, summed in bfloat16, widened back): half the bytes, each average
+     * within ranks * 2^-8 times the mean of the ranks' gradient magnitudes of the float32
+     * one (docs/distributed.md). Every rank passes the same; any other dtype throws
+     * INVALID_ARGUMENT at build.
+     */
+    public Builder allreduceDtype(DType dtype) {
+      this.allreduceDtype = Objects.requireNonNull(dtype, "dtype");
       return this;
     }
 
@@ -184,6 +198,7 @@ public final class DistributedDataParallel extends Handle<dp_ddp> {
         o.setBucket_bytes(bucketBytes);
         o.setFirst_bucket_bytes(firstBucketBytes);
         o.setBroadcast_buffers(broadcastBuffers ? 1 : 0);
+        o.setAllreduce_dtype(allreduceDtype.value());
         local.copyInto(localOptions);
         o.set_local(localOptions); // a copy: localOptions is freed below
         return new DistributedDataParallel(

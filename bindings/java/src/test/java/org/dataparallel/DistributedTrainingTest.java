@@ -377,6 +377,47 @@ class DistributedTrainingTest {
 
   @Test
   @Order(7)
+  void bfloat16AllreduceGivesBfloat16AveragesWithinTheBoundOfFloat32() {
+    // allreduceDtype(BFLOAT16): each averaged gradient travelled as bfloat16 (its float32
+    // bits end in 16 zeros), every rank has the same, and each lies within
+    // ranks * 2^-8 * mean_r |g_r| (+ 1e-7 for float32 rounding) of the float32 average, g_r
+    // being rank r's own gradient (a plain copy of the model on the rank's rows).
+    Batch b = Batch.global(61, 2 * RANK_ROWS).rowsOf(group.rank(), 0);
+    try (Sequential first = mlp(ctx); Sequential ref = mlp(ctx)) {
+      float[][] g = new float[2][];
+      DType[] dtypes = {DType.FLOAT32, DType.BFLOAT16};
+      for (int i = 0; i < 2; ++i) {
+        try (Sequential model = mlp(ctx)) {
+          copyState(first, model);
+          try (DistributedDataParallel ddp = DistributedDataParallel.builder(model, group)
+                                                 .devices(Device.cpu(0))
+                                                 .firstBucketBytes(64)
+                                                 .allreduceDtype(dtypes[i])
+                                                 .build()) {
+            g[i] = gradsAfterOneBackward(model, ddp::forward, b);
+            if (i == 0) copyState(model, ref); // rank 0's weights, which DDP broadcast
+          }
+        }
+      }
+      float[] own = gradsAfterOneBackward(ref, ref::forward, b);
+      for (int j = 0; j < own.length; ++j) own[j] = Math.abs(own[j]);
+      float[][] magnitudes = everyRank(own);
+      for (int j = 0; j < own.length; ++j) {
+        assertEquals(0, Float.floatToRawIntBits(g[1][j]) & 0xffff, "not a bfloat16 value: " + j);
+        double mean = 0;
+        for (float[] m : magnitudes) mean += m[j] / magnitudes.length;
+        double bound = group.size() * Math.pow(2, -8) * mean + 1e-7;
+        double diff = Math.abs((double) g[1][j] - g[0][j]);
+        assertTrue(diff <= bound, "rank " + group.rank() + ": gradient " + j + " differs by "
+            + diff + ", past the bound " + bound);
+      }
+      float[][] averaged = everyRank(g[1]);
+      assertArrayEquals(averaged[0], averaged[averaged.length - 1], "the same on every rank");
+    }
+  }
+
+  @Test
+  @Order(8)
   void chunkSizesReachEachRankDataParallelAndKeepTheAveragedGradients() {
     // Uneven chunks {1, 3} of the rank's 4 rows give the averaged gradients of equal ones
     // within float32 rounding; chunks that do not add up to the batch fail at the forward
@@ -411,7 +452,7 @@ class DistributedTrainingTest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
   void badLocalOptionsThrowNamingTheValue() {
     try (Sequential model = mlp(ctx)) {
       IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
@@ -423,6 +464,9 @@ class DistributedTrainingTest {
           () -> DistributedDataParallel.builder(model, group).gradReduceDtype(DType.INT64).build());
       assertEquals(ErrorCode.INVALID_ARGUMENT, e.errorCode());
       assertTrue(e.getMessage().contains("options->local->grad_reduce_dtype = 2"), e.getMessage());
+      e = assertThrows(DataParallelException.class,
+          () -> DistributedDataParallel.builder(model, group).allreduceDtype(DType.INT64).build());
+      assertTrue(e.getMessage().contains("options->allreduce_dtype = 2"), e.getMessage());
       e = assertThrows(DataParallelException.class,
           () -> DistributedDataParallel.builder(model, group)
                     .devices(Device.cpu(0), Device.cpu(1))
@@ -440,7 +484,7 @@ class DistributedTrainingTest {
   }
 
   @Test
-  @Order(9)
+  @Order(10)
   void fromMpiCommBuildsGroupsOverTheWorldAndSelfHandles() {
     // Java has no MPI binding to call MPI_Comm_c2f with: the handles are Open MPI's
     // mpif.h constants (MPI_COMM_WORLD = 0, MPI_COMM_SELF = 1, MPI_COMM_NULL = 2). MPI is
