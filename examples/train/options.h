@@ -26,6 +26,8 @@ typedef struct options {
   int json;
   int quiet;
   int distributed;
+  const char* allreduce; /* "fp32", or "bf16": --distributed's gradients travel in bfloat16 */
+  int allreduce_given;
   unsigned given;            /* GIVEN_* bits: the options the command line set */
   int batch_from_checkpoint; /* --batch came from --resume's checkpoint */
   /* Not options: with --distributed, this process's rank and the number of ranks (0 and 1

@@ -43,8 +43,11 @@ void report_json(const options* o, const device_setup* d, int bf16_native, doubl
                  double test_loss, double samples_per_s, double seconds,
                  const dp_phase_times* phases, double optimizer_s, const sync_times* sync) {
   if (o->rank != 0) return;
-  char ranks[32] = "";
-  if (o->distributed) snprintf(ranks, sizeof ranks, "\"ranks\": %d, ", o->ranks);
+  char ranks[64] = "";
+  if (o->distributed) {
+    snprintf(ranks, sizeof ranks, "\"ranks\": %d, \"allreduce_dtype\": \"%s\", ", o->ranks,
+             o->allreduce);
+  }
   char sync_keys[128] = "";
   if (sync) {
     snprintf(sync_keys, sizeof sync_keys,

@@ -40,6 +40,7 @@ static void distributed_setup(trainer* t) {
   check(build_model(t->ctx, o->model, d->n_devices ? d->devices[0] : cpu0, &t->model),
         "building the model");
   dp_ddp_options ddpo = DP_DDP_OPTIONS_INIT;
+  ddpo.allreduce_dtype = strcmp(o->allreduce, "bf16") == 0 ? DP_BFLOAT16 : DP_FLOAT32;
   check(dp_ddp_create(t->model, t->group, d->n_devices ? d->devices : NULL, d->n_devices,
                       o->output_device ? &d->output_device : NULL, 0, &ddpo, &t->ddp),
         "setting up DistributedDataParallel");
