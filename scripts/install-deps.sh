@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs every package the build, the tests, the benchmarks and the demo need, from
-# Debian's repositories, and what Debian lacks, scikit-build-core (the Python wheel's build
-# backend) and auditwheel (its repair) from PyPI, pinned, in a venv of its own
-# (DP_WHEEL_VENV, default /opt/dataparallel/wheel-venv; Debian's Python is externally
-# managed).
+# Debian's repositories, and what Debian lacks from PyPI, pinned, beside Debian's Python
+# (which is externally managed): scikit-build-core (the Python wheel's build backend) and
+# auditwheel (its repair) in a venv of its own (DP_WHEEL_VENV, default
+# /opt/dataparallel/wheel-venv), ml_dtypes in a directory of its own (DP_ML_DTYPES_DIR,
+# default /opt/dataparallel/ml-dtypes).
 # Idempotent: when everything is present it prints nothing and touches nothing.
 set -euo pipefail
 
@@ -69,4 +70,25 @@ sys.exit(any(version(n) != v for n, v in (p.split('==') for p in sys.argv[1:])))
   $SUDO mkdir -p "$(dirname "$WHEEL_VENV")"
   $SUDO /usr/bin/python3 -m venv "$WHEEL_VENV"
   $SUDO "$WHEEL_VENV/bin/pip" install -q --no-deps "${WHEEL_PINS[@]}"
+fi
+
+# ml_dtypes, for the test python_bf16_ml_dtypes only: with it importable the Python binding
+# gives bfloat16 tensors to NumPy as ml_dtypes.bfloat16 values, without it as np.uint16
+# bits, and Debian 12 does not package it. A plain directory (pip --target), not the system's
+# site-packages: that test puts it on PYTHONPATH, every other test keeps the uint16 form.
+# 0.5.4 is the last release that takes NumPy 1.x (Debian's 1.24.2; 0.6.0 needs NumPy 2);
+# its only dependency is NumPy (its metadata's Requires-Dist), hence --no-deps. Checked by
+# importing it with Debian's Python, as the test will.
+ML_DTYPES_DIR=${DP_ML_DTYPES_DIR:-/opt/dataparallel/ml-dtypes}
+ML_DTYPES_VERSION=0.5.4
+if ! PYTHONPATH="$ML_DTYPES_DIR" /usr/bin/python3 -c "import sys, ml_dtypes
+sys.exit(ml_dtypes.__version__ != sys.argv[1] or not ml_dtypes.__file__.startswith(sys.argv[2]))" \
+    "$ML_DTYPES_VERSION" "$ML_DTYPES_DIR/" 2>/dev/null; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ] && [ ! -w "$(dirname "$ML_DTYPES_DIR")" ]; then SUDO="sudo"; fi
+  echo "install-deps: installing ml_dtypes==$ML_DTYPES_VERSION into $ML_DTYPES_DIR"
+  $SUDO mkdir -p "$(dirname "$ML_DTYPES_DIR")"
+  # The wheel venv's pip runs Debian's Python, so it picks that interpreter's wheel (cp311).
+  $SUDO "$WHEEL_VENV/bin/pip" install -q --no-deps --only-binary=:all: --upgrade \
+    --target "$ML_DTYPES_DIR" "ml_dtypes==$ML_DTYPES_VERSION"
 fi

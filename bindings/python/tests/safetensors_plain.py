@@ -1,17 +1,18 @@
 """safetensors read and written with the standard library (Debian has no safetensors
 package): an 8-byte little-endian header length, a JSON header {name: {dtype, shape,
-data_offsets}} (plus optional "__metadata__"), then the raw little-endian data."""
+data_offsets}} (plus optional "__metadata__"), then the raw little-endian data. BF16 is read
+and written as np.uint16 arrays of the bits (NumPy has no bfloat16 of its own)."""
 import json
 import struct
 
 import numpy as np
 
-_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64}
+_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "BF16": np.uint16}
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 
 def save_file(tensors, path, metadata=None):
-    """tensors: {name: array-like} (float32, float64 or int64)."""
+    """tensors: {name: array-like} (float32, float64, int64, or uint16 bfloat16 bits)."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
         a = np.asarray(tensors[name], order="C")  # (ascontiguousarray makes 0-d 1-d)
