@@ -191,8 +191,16 @@ void divide_in_place(const Tensor& t, int n) {
   const int64_t count = t.numel();
   if (t.dtype() == DType::kFloat32) {
     float* p = t.data_as<float>();
-    const float by = static_cast<float>(n);
-    for (int64_t i = 0; i < count; ++i) p[i] /= by;
+    if ((n & (n - 1)) == 0) {
+      // A power of two: x * (1/n) is x / n exactly (both round the same real number), and
+      // a multiply keeps up with memory where a vector divide does not (perf: the divide
+      // was 5% of a 2-rank MLP step, the multiply 1%).
+      const float inverse = 1.0f / static_cast<float>(n);
+      for (int64_t i = 0; i < count; ++i) p[i] *= inverse;
+    } else {
+      const float by = static_cast<float>(n);
+      for (int64_t i = 0; i < count; ++i) p[i] /= by;
+    }
   } else if (t.dtype() == DType::kBFloat16) {
     uint16_t* p = t.data_as<uint16_t>();
     const float by = static_cast<float>(n);

@@ -14,14 +14,13 @@ namespace dp {
 
 namespace {
 
-// The compressed allreduce of a float32 bucket: each element divided by the ranks,
-// rounded to bfloat16, summed over the ranks in bfloat16 and widened back.
-void allreduce_compressed(Transport& tr, const Tensor& flat, const Tensor& wire, int ranks) {
+// The compressed allreduce of a float32 bucket (its gradients already divided by the
+// ranks): rounded to bfloat16, summed over the ranks in bfloat16 and widened back.
+void allreduce_compressed(Transport& tr, const Tensor& flat, const Tensor& wire) {
   const int64_t count = flat.numel();  // in locals, so that the loops vectorise
   float* f = flat.data_as<float>();
   uint16_t* w = wire.data_as<uint16_t>();
-  const float by = static_cast<float>(ranks);
-  for (int64_t i = 0; i < count; ++i) w[i] = float_to_bf16(f[i] / by);
+  for (int64_t i = 0; i < count; ++i) w[i] = float_to_bf16(f[i]);
   tr.allreduce(w, static_cast<size_t>(count), DType::kBFloat16, ReduceOp::kSum);
   for (int64_t i = 0; i < count; ++i) f[i] = bf16_to_float(w[i]);
 }
@@ -130,10 +129,17 @@ void Reducer::reset_buckets() {
 void Reducer::copy_in(size_t param, bool zero_if_missing) {
   Tensor& p = params_[param];
   const Tensor grad = p.grad();
-  if (is_bucket_view(param, grad)) return;  // accumulated in place
   Tensor slice = slice_of(param);
+  // The gradient enters its bucket divided by the ranks (PyTorch's Reducer does the same):
+  // the allreduce's sum is then the average, and the division runs here, on memory the
+  // backward has just written, not in a pass of its own over the summed bucket.
+  if (is_bucket_view(param, grad)) {  // accumulated in place
+    divide_in_place(slice, group_->size());
+    return;
+  }
   if (grad.defined()) {
     copy_bytes(slice, grad);
+    divide_in_place(slice, group_->size());
   } else if (zero_if_missing) {
     std::memset(slice.data(), 0, slice.nbytes());
   } else {
@@ -170,22 +176,22 @@ void Reducer::launch(size_t b) {
   Bucket& bucket = buckets_[b];
   const Tensor flat = bucket.flat;
   const Tensor wire = bucket.wire;
-  const int n = group_->size();
-  bucket.work =
-      group_->submit("bucket allreduce", static_cast<int64_t>(b),
-                     "the gradient allreduce of bucket " + std::to_string(b) + " (of " +
-                         std::to_string(buckets_.size()) + ") in step " + std::to_string(step_),
-                     [flat, wire, n, stats = stats_](Transport& tr) {
-                       const auto start = std::chrono::steady_clock::now();
-                       if (wire.defined()) {
-                         allreduce_compressed(tr, flat, wire, n);
-                       } else {
-                         tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()), flat.dtype(),
-                                      ReduceOp::kSum);
-                         divide_in_place(flat, n);
-                       }
-                       if (stats) stats->add(&SyncTimes::allreduce, seconds_since(start));
-                     });
+  const std::string what = "the gradient allreduce of bucket " + std::to_string(b) + " (of " +
+                           std::to_string(buckets_.size()) + ") in step " + std::to_string(step_);
+  // The gradients came in divided by the ranks (copy_in): the sum is the average.
+  bucket.work = group_->submit("bucket allreduce", static_cast<int64_t>(b), what,
+                               [flat, wire, stats = stats_](Transport& tr) {
+                                 const auto start = std::chrono::steady_clock::now();
+                                 if (wire.defined()) {
+                                   allreduce_compressed(tr, flat, wire);
+                                 } else {
+                                   tr.allreduce(flat.data(), static_cast<size_t>(flat.numel()),
+                                                flat.dtype(), ReduceOp::kSum);
+                                 }
+                                 if (stats) {
+                                   stats->add(&SyncTimes::allreduce, seconds_since(start));
+                                 }
+                               });
 }
 
 void Reducer::finish() {

@@ -4,8 +4,9 @@
 // Parameters go into buckets in reverse order (the order backward tends to produce
 // their gradients); a bucket closes once it holds first_bucket_bytes (the first, small so
 // that communication starts early) or bucket_bytes (the others), and holds one dtype.
-// Buckets are host buffers. A hook on each parameter copies its gradient into its place
-// in the bucket once backward has accumulated it; on a CPU device the gradient then
+// Buckets are host buffers. A hook on each parameter copies its gradient, divided by the
+// ranks, into its place in the bucket once backward has accumulated it (so the allreduce's
+// sum is the average, as in PyTorch's Reducer); on a CPU device the gradient then
 // becomes a view of that place (PyTorch's gradient_as_bucket_view), so the average needs
 // no copy back, and later backwards without zero_grad accumulate in place. When a
 // bucket's last gradient is in, its allreduce is queued on the process group's
@@ -16,8 +17,8 @@
 // and writes the averages back into the gradients that are not views: when backward
 // returns, the gradients are synchronised.
 //
-// With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket is
-// divided by the ranks and rounded to bfloat16 before it travels, summed in bfloat16 by
+// With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket (divided
+// by the ranks, as every bucket) is rounded to bfloat16 before it travels, summed in bfloat16 by
 // the transport and widened back: half the bytes, each average within ranks * 2^-8 of
 // the mean of the ranks' gradient magnitudes (first order; docs/distributed.md).
 #pragma once
