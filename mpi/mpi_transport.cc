@@ -184,8 +184,13 @@ class MpiTransport final : public dp::Transport {
 
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
+  // Ends the whole job, as the timeout's message says, even for a group over part of it.
+  // MPI_Abort on MPI_COMM_WORLD goes through the launcher, which ends every rank at once;
+  // on a duplicate, MPICH 4.0 may keep the aborting rank until the others next call MPI
+  // (tests/distributed/ddp_scenarios.c, stall-barrier: 60 s for a 3 s timeout). Open MPI
+  // ends the job for any communicator.
   [[noreturn]] void abort(int exit_code) override {
-    MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : base_, exit_code);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);  // MPI_Abort should not return
   }
 
