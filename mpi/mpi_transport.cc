@@ -81,10 +81,29 @@ const char* thread_level_name(int level) {
   }
 }
 
+// The plugin's MPI calls go to the first library in the process that defines them: an MPI
+// loaded before it with global symbols (mpi4py loads its MPI so) takes them, and gets
+// handles of another implementation. Implementations that follow different versions of
+// the standard tell this apart (an MPICH 4.0 plugin in a process with Open MPI 4.1: MPI
+// 4.0 headers, MPI 3.1 library); a newer library than the headers is an upgrade.
+void check_mpi_is_the_one_built_against() {
+  int version = 0, subversion = 0;
+  check(MPI_Get_version(&version, &subversion), "MPI_Get_version");
+  if (version < MPI_VERSION || (version == MPI_VERSION && subversion < MPI_SUBVERSION)) {
+    throw std::runtime_error(
+        "the MPI plugin was built with the headers of MPI " + std::to_string(MPI_VERSION) + "." +
+        std::to_string(MPI_SUBVERSION) + " but its calls reach a library of MPI " +
+        std::to_string(version) + "." + std::to_string(subversion) +
+        ": another MPI library was loaded into this process first (such as mpi4py's); use the "
+        "plugin built against that MPI (DP_MPI_PLUGIN)");
+  }
+}
+
 class MpiTransport final : public dp::Transport {
  public:
   explicit MpiTransport(int64_t comm_f) : owns_world_(comm_f == dp::kWorldComm) {
     std::lock_guard<std::mutex> lock(g_init_mu);
+    check_mpi_is_the_one_built_against();
     int initialised = 0, finalised = 0;
     check(MPI_Initialized(&initialised), "MPI_Initialized");
     check(MPI_Finalized(&finalised), "MPI_Finalized");
