@@ -138,10 +138,29 @@ const char* thread_level_name(int level) {
   }
 }
 
+// The plugin's MPI calls go to the first library in the process that defines them: an MPI
+// loaded before it with global symbols (mpi4py loads its MPI so) takes them, and gets
+// handles of another implementation. Implementations that follow different versions of
+// the standard tell this apart (an MPICH 4.0 plugin in a process with Open MPI 4.1: MPI
+// 4.0 headers, MPI 3.1 library); a newer library than the headers is an upgrade.
+void check_mpi_is_the_one_built_against() {
+  int version = 0, subversion = 0;
+  check(MPI_Get_version(&version, &subversion), "MPI_Get_version");
+  if (version < MPI_VERSION || (version == MPI_VERSION && subversion < MPI_SUBVERSION)) {
+    throw std::runtime_error(
+        "the MPI plugin was built with the headers of MPI " + std::to_string(MPI_VERSION) + "." +
+        std::to_string(MPI_SUBVERSION) + " but its calls reach a library of MPI " +
+        std::to_string(version) + "." + std::to_string(subversion) +
+        ": another MPI library was loaded into this process first (such as mpi4py's); use the "
+        "plugin built against that MPI (DP_MPI_PLUGIN)");
+  }
+}
+
 class MpiTransport final : public dp::Transport {
  public:
   explicit MpiTransport(int64_t comm_f) : owns_world_(comm_f == dp::kWorldComm) {
     std::lock_guard<std::mutex> lock(g_init_mu);
+    check_mpi_is_the_one_built_against();
     int initialised = 0, finalised = 0;
     check(MPI_Initialized(&initialised), "MPI_Initialized");
     check(MPI_Finalized(&finalised), "MPI_Finalized");
@@ -244,8 +263,13 @@ class MpiTransport final : public dp::Transport {
 
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
+  // Ends the whole job, as the timeout's message says, even for a group over part of it.
+  // MPI_Abort on MPI_COMM_WORLD goes through the launcher, which ends every rank at once;
+  // on a duplicate, MPICH 4.0 may keep the aborting rank until the others next call MPI
+  // (tests/distributed/ddp_scenarios.c, stall-barrier: 60 s for a 3 s timeout). Open MPI
+  // ends the job for any communicator.
   [[noreturn]] void abort(int exit_code) override {
-    MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : base_, exit_code);
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);  // MPI_Abort should not return
   }
 

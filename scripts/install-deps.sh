@@ -13,6 +13,9 @@ PACKAGES=(
   cmake g++ make pkg-config
   libdnnl-dev            # oneDNN: the CPU kernels
   openmpi-bin libopenmpi-dev   # MPI: the process group's plugin and mpirun for its tests
+  mpich libmpich-dev     # MPICH beside it: a second plugin and its tests under mpiexec.mpich
+                         # (Debian's alternatives rank Open MPI first: mpirun, mpicxx and
+                         # CMake's FindMPI stay Open MPI's)
   ocl-icd-opencl-dev     # OpenCL, which Debian's oneDNN CMake config requires (libdnnl-dev
                          # only recommends it, and recommends are not installed)
   zlib1g-dev             # reading the gzip'd IDX files

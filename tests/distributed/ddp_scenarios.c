@@ -5,8 +5,13 @@
      kill      rank 1 kills itself (SIGKILL) between forward and backward of step 3
      kill-barrier  rank 1 kills itself before a barrier, which rank 0 runs on its own
                thread (no communication thread in between): the timeout must still end it
-     late      rank 1 (by Open MPI's OMPI_COMM_WORLD_RANK) comes 60 s late to the group:
-               rank 0's start must end the job after the timeout
+     stall-barrier  right after the group's start, rank 1 sleeps 60 s outside MPI instead
+               of joining a barrier: rank 0's timeout must end the whole job, rank 1 with
+               it (MPICH ends a rank that calls MPI_Abort on a duplicate of the world only
+               once the others make progress: 60 s, as the ranks have not talked yet)
+     late      rank 1 (by the launcher's rank variable: Open MPI's OMPI_COMM_WORLD_RANK,
+               MPICH's PMI_RANK) comes 60 s late to the group: rank 0's start must end the
+               job after the timeout
      trace     a few training steps of a wider MLP whose first bucket holds the last
                layer alone, for the overlap test (DP_TRACE set per rank by the launcher)
    Usage: ddp_scenarios MODE. Exit 0 when the mode ran to its end, 1 when DDP creation
@@ -45,17 +50,22 @@ static void train(dp_context* ctx, dp_ddp* ddp, dp_module* model, int steps, int
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: %s mismatch|kill|kill-barrier|late|trace\n", argv[0]);
+    fprintf(stderr, "usage: %s mismatch|kill|kill-barrier|stall-barrier|late|trace\n", argv[0]);
     return 2;
   }
   const char* mode = argv[1];
   const char* launcher_rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (!launcher_rank) launcher_rank = getenv("PMI_RANK");
   if (strcmp(mode, "late") == 0 && launcher_rank && strcmp(launcher_rank, "1") == 0) sleep(60);
   dp_context* ctx = ddp_context(1, 1);
   dp_process_group* group = NULL;
   MUST(dp_process_group_from_mpi(ctx, NULL, &group));
   int32_t rank = 0;
   MUST(dp_process_group_rank(group, &rank));
+  if (strcmp(mode, "stall-barrier") == 0) {
+    if (rank == 1) sleep(60);
+    MUST(dp_process_group_barrier(group));
+  }
   int64_t hidden = 64;
   if (strcmp(mode, "mismatch") == 0 && rank == 1) hidden = 48;
   if (strcmp(mode, "trace") == 0) hidden = 1024;
@@ -75,7 +85,8 @@ int main(int argc, char** argv) {
     train(ctx, ddp, model, 6, 16, rank, 3);
   } else if (strcmp(mode, "trace") == 0) {
     train(ctx, ddp, model, 6, 256, rank, -1);
-  } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "late") == 0) {
+  } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "late") == 0 ||
+             strcmp(mode, "stall-barrier") == 0) {
     fprintf(stderr, "rank %d: the models were accepted\n", rank);
   } else {
     fprintf(stderr, "unknown mode %s\n", mode);

@@ -1,4 +1,4 @@
-"""Whole-job outcomes of DistributedDataParallel under mpirun: what every rank prints, the
+"""Whole-job outcomes of DistributedDataParallel under the MPI launcher: what every rank prints, the
 job's exit code, how long it takes, and the trace. ctest sets DP_MPIEXEC (the launcher and
 its flags, ';'-separated) and DP_SCENARIOS (tests/distributed/ddp_scenarios.c's binary)."""
 import json
@@ -72,22 +72,39 @@ def test_the_timeout_ends_a_collective_the_caller_runs_itself():
     assert seconds < 30, f"{seconds:.1f} s"
 
 
+def test_the_timeout_ends_a_rank_busy_outside_mpi_with_the_job():
+    # MPI_Abort must end rank 1, asleep for 60 s where no MPI call sees an abort message.
+    code, out, seconds = run_job("stall-barrier", ranks=2, timeout_s=3)
+    assert code != 0, out
+    assert "rank 0 of 2 waited 3 s for barrier" in out, out
+    assert seconds < 30, f"{seconds:.1f} s: {out}"
+
+
+def launcher_rank_variable():
+    """The variable the launcher gives each rank its number in, or None."""
+    env = subprocess.run(MPIEXEC + ["-np", "1", "env"], stdout=subprocess.PIPE, text=True).stdout
+    for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK"):  # Open MPI's, MPICH's (Hydra)
+        if re.search(rf"^{name}=", env, re.MULTILINE):
+            return name
+    return None
+
+
 def test_a_rank_that_never_comes_ends_the_job_at_the_groups_start():
-    if not is_open_mpi():
-        pytest.skip("rank 1 is made late through Open MPI's OMPI_COMM_WORLD_RANK")
+    if launcher_rank_variable() is None:
+        pytest.skip("rank 1 is made late through OMPI_COMM_WORLD_RANK or PMI_RANK")
     code, out, seconds = run_job("late", ranks=2, timeout_s=5)
     assert code != 0, out
-    # Open MPI's start is collective: rank 0 waits inside MPI_Init_thread, where the
-    # watchdog ends it; an MPI whose start is local would wait in the group's start.
+    # Open MPI's and MPICH's starts are collective: rank 0 waits inside MPI_Init_thread,
+    # where the watchdog ends it; an MPI whose start is local would wait in the group's start.
     assert re.search(r"waited 5 s for (MPI's start|the process group's start)", out), out
     assert seconds < 30, f"{seconds:.1f} s"
 
 
 def test_a_bucket_allreduce_starts_before_the_first_layers_backward_ends(tmp_path):
-    if "OMPI_COMM_WORLD_RANK" not in subprocess.run(
-            MPIEXEC + ["-np", "1", "env"], stdout=subprocess.PIPE, text=True).stdout:
-        pytest.skip("the per-rank trace path uses Open MPI's OMPI_COMM_WORLD_RANK")
-    pattern = str(tmp_path / "trace.$OMPI_COMM_WORLD_RANK.json")
+    rank_variable = launcher_rank_variable()
+    if rank_variable is None:
+        pytest.skip("the per-rank trace path uses OMPI_COMM_WORLD_RANK or PMI_RANK")
+    pattern = str(tmp_path / f"trace.${rank_variable}.json")
     code, out, _ = run_job("trace", wrap=["/bin/sh", "-c", f'DP_TRACE="{pattern}" exec "$0" "$@"'])
     assert code == 0, out
     events = json.loads((tmp_path / "trace.0.json").read_text())
