@@ -126,9 +126,10 @@ dp_result dp_ddp_create(dp_module* module, dp_process_group* group, const dp_dev
     check_same_context(m->ctx, "module", g->ctx, "group");
     out_ptr(out, "out");
     std::vector<dp::Device> ids = to_device_ids(device_ids, n_devices);
-    const dp_ddp_options o =
-        read_options(options, dp_ddp_options DP_DDP_OPTIONS_INIT, "options",
-                     {"dp_ddp_options", "DP_DDP_OPTIONS_INIT", sizeof(dp_ddp_options)});
+    const dp_ddp_options o = read_options(
+        options, dp_ddp_options DP_DDP_OPTIONS_INIT, "options",
+        // The first version ended with `local`: its callers keep working.
+        {"dp_ddp_options", "DP_DDP_OPTIONS_INIT", offsetof(dp_ddp_options, allreduce_dtype)});
     dp::DdpOptions ddpo;
     if (o.bucket_bytes) ddpo.buckets.bucket_bytes = o.bucket_bytes;
     if (o.first_bucket_bytes) ddpo.buckets.first_bucket_bytes = o.first_bucket_bytes;

@@ -32,59 +32,34 @@ void check(int code, const char* call) {
     throw std::runtime_error(std::string(call) + " failed: " + mpi_error(code));
 }
 
-// bfloat16: MPI has no such type. Elements travel as 2-byte units, and the reductions are
-// user-defined operations that combine two values in float32 and round the result (to
-// nearest even). They commute, so MPI may combine in any order; NaN propagates through
-// max and min as through the sum.
-template <class Combine>
-void combine_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
+// bfloat16: MPI has no such type. Elements travel as 2-byte units and their sum is a
+// user-defined operation that adds two values in float32 and rounds the result (to
+// nearest even), as NCCL's bfloat16 sum does. It commutes bit for bit, so MPI may combine
+// in any order and every rank receives the same bits. Only the sum is offered: DDP's
+// compressed buckets need nothing else, and the process group's public allreduce reduces
+// bfloat16 tensors in float32.
+void sum_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint16_t* a = static_cast<const uint16_t*>(in);
   uint16_t* b = static_cast<uint16_t*>(inout);
   for (int i = 0; i < *len; ++i) {
-    b[i] = dp::float_to_bf16(Combine{}(dp::bf16_to_float(a[i]), dp::bf16_to_float(b[i])));
+    b[i] = dp::float_to_bf16(dp::bf16_to_float(a[i]) + dp::bf16_to_float(b[i]));
   }
 }
 
-struct Sum {
-  float operator()(float a, float b) const { return a + b; }
-};
-struct Max {
-  float operator()(float a, float b) const { return a != a || a > b ? a : b; }
-};
-struct Min {
-  float operator()(float a, float b) const { return a != a || a < b ? a : b; }
-};
-
-// The datatype and operations above, made once the transport connects (MPI is running)
-// and freed with it.
-struct Bf16Ops {
+// The datatype and the sum above, made once the transport connects (MPI is running) and
+// freed with it.
+struct Bf16Sum {
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  MPI_Op sum = MPI_OP_NULL, max = MPI_OP_NULL, min = MPI_OP_NULL;
+  MPI_Op op = MPI_OP_NULL;
 
   void create() {
     check(MPI_Type_contiguous(2, MPI_BYTE, &type), "MPI_Type_contiguous");
     check(MPI_Type_commit(&type), "MPI_Type_commit");
-    check(MPI_Op_create(&combine_bf16<Sum>, 1, &sum), "MPI_Op_create");
-    check(MPI_Op_create(&combine_bf16<Max>, 1, &max), "MPI_Op_create");
-    check(MPI_Op_create(&combine_bf16<Min>, 1, &min), "MPI_Op_create");
+    check(MPI_Op_create(&sum_bf16, 1, &op), "MPI_Op_create");
   }
   void free() {
-    for (MPI_Op* op : {&sum, &max, &min}) {
-      if (*op != MPI_OP_NULL) MPI_Op_free(op);
-    }
+    if (op != MPI_OP_NULL) MPI_Op_free(&op);
     if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
-  }
-  MPI_Op op(dp::ReduceOp reduce) const {
-    switch (reduce) {
-      case dp::ReduceOp::kSum:
-      case dp::ReduceOp::kAverage:
-        return sum;
-      case dp::ReduceOp::kMax:
-        return max;
-      case dp::ReduceOp::kMin:
-        return min;
-    }
-    throw std::runtime_error("MPI allreduce: unknown reduce op");
   }
 };
 
@@ -203,9 +178,14 @@ class MpiTransport final : public dp::Transport {
 
   ~MpiTransport() override {
     std::lock_guard<std::mutex> lock(g_init_mu);
+    const bool last_over_world = owns_world_ && --g_world_transports == 0;
+    // A program that owns MPI may have finalised it already (mpi4py does at exit): nothing
+    // may be freed then.
+    int finalised = 0;
+    if (MPI_Finalized(&finalised) != MPI_SUCCESS || finalised) return;
     bf16_.free();
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-    if (owns_world_ && --g_world_transports == 0 && g_we_initialised) MPI_Finalize();
+    if (last_over_world && g_we_initialised) MPI_Finalize();
   }
 
   void connect() override {
@@ -230,8 +210,11 @@ class MpiTransport final : public dp::Transport {
 
   void allreduce(void* buf, size_t count, dp::DType dtype, dp::ReduceOp op) override {
     const bool bf16 = dtype == dp::DType::kBFloat16;
+    if (bf16 && op != dp::ReduceOp::kSum && op != dp::ReduceOp::kAverage) {
+      throw std::runtime_error("MPI allreduce: bfloat16 is reduced by sum only");
+    }
     const MPI_Datatype type = bf16 ? bf16_.type : mpi_type(dtype);
-    const MPI_Op mop = bf16 ? bf16_.op(op) : mpi_op(op);
+    const MPI_Op mop = bf16 ? bf16_.op : mpi_op(op);
     const size_t esize = dp::dtype_size(dtype);
     char* p = static_cast<char*>(buf);
     for (size_t done = 0; done < count;) {
@@ -279,7 +262,7 @@ class MpiTransport final : public dp::Transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int thread_level_ = MPI_THREAD_SINGLE;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
-  Bf16Ops bf16_;
+  Bf16Sum bf16_;
   std::string describe_;
 };
 

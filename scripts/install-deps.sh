@@ -82,7 +82,8 @@ fi
 # 0.5.4 is the last release that takes NumPy 1.x (Debian's 1.24.2; 0.6.0 needs NumPy 2);
 # its only dependency is NumPy (its metadata's Requires-Dist), hence --no-deps. Checked by
 # importing it with Debian's Python, as the test will.
-ML_DTYPES_DIR=${DP_ML_DTYPES_DIR:-/opt/dataparallel/ml-dtypes}
+# Absolute, without a trailing slash, so that the check below compares like with like.
+ML_DTYPES_DIR=$(realpath -m "${DP_ML_DTYPES_DIR:-/opt/dataparallel/ml-dtypes}")
 ML_DTYPES_VERSION=0.5.4
 if ! PYTHONPATH="$ML_DTYPES_DIR" /usr/bin/python3 -c "import sys, ml_dtypes
 sys.exit(ml_dtypes.__version__ != sys.argv[1] or not ml_dtypes.__file__.startswith(sys.argv[2]))" \

@@ -14,8 +14,10 @@ namespace dp {
 
 namespace {
 
-// One line per parameter and buffer: what must agree between the ranks.
-std::vector<std::string> model_entries(const Module& module) {
+// One line per parameter and buffer, then the options that shape the collectives: what
+// must agree between the ranks (options that differ would pair collectives of other sizes
+// or types, which MPI does not detect).
+std::vector<std::string> model_entries(const Module& module, const DdpOptions& options) {
   std::vector<std::string> entries;
   for (const auto& [kind, named] :
        {std::pair<const char*, Module::Named>{"parameter", module.named_parameters()},
@@ -25,6 +27,13 @@ std::vector<std::string> model_entries(const Module& module) {
                         shape_str(t.shape()) + ")");
     }
   }
+  entries.push_back("option 'allreduce_dtype' (" +
+                    std::string(dtype_name(options.buckets.allreduce_dtype)) + ")");
+  entries.push_back("option 'bucket_bytes' (" + std::to_string(options.buckets.bucket_bytes) + ")");
+  entries.push_back("option 'first_bucket_bytes' (" +
+                    std::to_string(options.buckets.first_bucket_bytes) + ")");
+  entries.push_back(std::string("option 'broadcast_buffers' (") +
+                    (options.broadcast_buffers ? "on" : "off") + ")");
   return entries;
 }
 
@@ -92,7 +101,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
 }
 
 void DistributedDataParallel::check_models_agree() {
-  const std::vector<std::string> mine = model_entries(*local_->module());
+  const std::vector<std::string> mine = model_entries(*local_->module(), options_);
   const std::string text = joined(mine);
   const int n = group_->size();
   std::vector<uint64_t> hashes(static_cast<size_t>(n));
@@ -119,8 +128,11 @@ void DistributedDataParallel::check_models_agree() {
     const std::vector<std::string> other =
         split_lines(all.substr(width * static_cast<size_t>(r), static_cast<size_t>(lengths[r])));
     if (other != first) {
-      DP_THROW(kInvalidArgument, "DistributedDataParallel: the ranks' models differ: "
-                                     << first_difference(first, other, r));
+      const std::string difference = first_difference(first, other, r);
+      const bool option = difference.find("has option '") != std::string::npos;
+      DP_THROW(kInvalidArgument, "DistributedDataParallel: the ranks' "
+                                     << (option ? "DDP options" : "models")
+                                     << " differ: " << difference);
     }
   }
   DP_THROW(kInternal, "DistributedDataParallel: the model descriptions hash apart but are equal");

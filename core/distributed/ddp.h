@@ -4,8 +4,9 @@
 // during backward, as PyTorch's DDP does. A rank with one device runs the module itself.
 //
 // At creation every rank checks that the models agree (parameter and buffer names,
-// shapes, dtypes: the first difference is named on every rank) and takes rank 0's
-// parameters and buffers.
+// shapes, dtypes), and the options that shape the collectives (bucket sizes, the
+// allreduce dtype, broadcast_buffers): the first difference is named on every rank. Then
+// every rank takes rank 0's parameters and buffers.
 #pragma once
 
 #include <cstdint>

@@ -41,9 +41,9 @@ class Transport {
 
   // In place: buf holds `count` elements of `dtype` (float32, float64, int64 or bfloat16)
   // and receives the elementwise sum, max or min over the ranks (kAverage is the core's:
-  // it sums, then divides). bfloat16 moves 2 bytes an element and each combination of two
-  // partial results is computed in float32 and rounded to bfloat16 (to nearest even), as
-  // NCCL's bfloat16 sum; every rank receives the same bits.
+  // it sums, then divides). bfloat16: the sum only; it moves 2 bytes an element and each
+  // combination of two partial sums is computed in float32 and rounded to bfloat16 (to
+  // nearest even), as NCCL's bfloat16 sum; every rank receives the same bits.
   virtual void allreduce(void* buf, size_t count, DType dtype, ReduceOp op) = 0;
   virtual void broadcast(void* buf, size_t bytes, int root) = 0;
   // recv (size() * bytes) receives every rank's `bytes` of send, in rank order.

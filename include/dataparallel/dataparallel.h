@@ -162,14 +162,16 @@ typedef void (*dp_log_fn)(void* user_data, dp_log_level level, const char* messa
 
 /*
  * Option structs (dp_context_options, dp_custom_module_desc, dp_sgd_options,
- * dp_adam_options, dp_data_parallel_options) are read by their first member,
+ * dp_adam_options, dp_data_parallel_options, dp_process_group_options, dp_ddp_options)
+ * are read by their first member,
  * `struct_size`: the size of the struct as the caller's header declares it, which the
  * _INIT macro sets to sizeof. Later versions of a struct only add members at the end, each
  * starting at or after the previous version's sizeof. So:
  * - A smaller struct_size, from a caller built against an older header, is accepted: the
  *   members it lacks take the values of the current _INIT macro.
  * - struct_size must be a multiple of sizeof(size_t), at most 4096, and at least the size
- *   of the struct's first version: dp_context_options up to and including `seed`; the
+ *   of the struct's first version: dp_context_options up to and including `seed`;
+ *   dp_process_group_options whole; dp_ddp_options up to and including `local`; the
  *   others their struct_size alone (every other member then takes its default).
  *   Otherwise DP_ERR_INVALID_ARGUMENT naming the struct and the value.
  * - A larger struct_size, from a caller built against a newer header, is accepted when
@@ -1155,10 +1157,12 @@ typedef struct dp_ddp_options {
  * devices, cpu:0 .. cpu:(CPU devices / local size - 1), at least one. output_device,
  * dim: as dp_data_parallel_create's. options may be NULL.
  * Collective: every rank checks that the models agree (parameter and buffer names,
- * shapes and dtypes) and then takes rank 0's parameters and buffers. When they differ,
- * every rank fails with DP_ERR_INVALID_ARGUMENT and the same message naming the first
- * difference ("rank 0 has parameter '1.weight' (float32, [256, 512]) where rank 1 has
- * ..."). Other errors as dp_data_parallel_create.
+ * shapes and dtypes), and the options that shape the collectives (bucket_bytes,
+ * first_bucket_bytes, broadcast_buffers, allreduce_dtype), and then takes rank 0's
+ * parameters and buffers. When they differ, every rank fails with
+ * DP_ERR_INVALID_ARGUMENT and the same message naming the first difference ("the ranks'
+ * models differ: rank 0 has parameter '1.weight' (float32, [256, 512]) where rank 1 has
+ * ...", or "the ranks' DDP options differ: rank 0 has option 'allreduce_dtype' ..."). Other errors as dp_data_parallel_create.
  */
 DP_EXPORT dp_result dp_ddp_create(dp_module* module, dp_process_group* group,
                                   const dp_device* device_ids, size_t n_devices,

@@ -108,16 +108,23 @@ static inline void make_batch(dp_context* ctx, int64_t step, int64_t first, int6
   free(labels);
 }
 
-/* Every parameter of m, concatenated, into a new array; *n receives its length. */
-static inline float* read_parameters(const dp_module* m, size_t* n) {
+/* Every parameter of m (or its gradient), concatenated, into a new array; *n receives its
+   length. */
+static inline float* read_floats(const dp_module* m, int gradients, size_t* n) {
   size_t count = 0, total = 0;
   MUST(dp_module_parameter_count(m, &count));
   float* all = NULL;
   for (size_t i = 0; i < count; ++i) {
     const char* name = NULL;
-    dp_tensor* t = NULL;
+    dp_tensor *p = NULL, *t = NULL;
     int64_t numel = 0;
-    MUST(dp_module_parameter(m, i, &name, &t));
+    MUST(dp_module_parameter(m, i, &name, &p));
+    if (gradients) {
+      MUST(dp_tensor_grad(p, &t));
+      dp_tensor_release(p);
+    } else {
+      t = p;
+    }
     MUST(dp_tensor_numel(t, &numel));
     all = realloc(all, (total + (size_t)numel) * sizeof(float));
     MUST(dp_tensor_to_host(t, all + total, (size_t)numel * sizeof(float)));
@@ -126,6 +133,14 @@ static inline float* read_parameters(const dp_module* m, size_t* n) {
   }
   *n = total;
   return all;
+}
+
+static inline float* read_parameters(const dp_module* m, size_t* n) {
+  return read_floats(m, 0, n);
+}
+
+static inline float* read_gradients(const dp_module* m, size_t* n) {
+  return read_floats(m, 1, n);
 }
 
 /* Copies every parameter (and buffer) of src into dst (same architecture). */

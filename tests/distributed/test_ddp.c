@@ -11,6 +11,7 @@
    0.1), or one bucket left out of the allreduce (0.025 to 0.035), misses the bound by
    four orders of magnitude (checked below with those two faults made by hand). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,7 +310,7 @@ static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** stat
         ASSERT_OK(dp_tensor_numel(g, &n));
         float* all = malloc((size_t)(n * g_size) * sizeof(float));
         ASSERT_OK(dp_tensor_to_host(gathered, all, (size_t)(n * g_size) * sizeof(float)));
-        assert_true(max_abs_diff(all, all + n, (size_t)n) > 0);
+        if (g_size > 1) assert_true(max_abs_diff(all, all + n, (size_t)n) > 0);
         free(all);
         dp_tensor_release(p);
         dp_tensor_release(g);
@@ -573,31 +574,7 @@ static void stats_count_each_step_and_its_allreduce(void** state) {
   dp_module_release(model);
 }
 
-/* --- arguments ------------------------------------------------------------------------ */
-
 /* --- bfloat16 compression -------------------------------------------------------------- */
-
-/* Every parameter's gradient, concatenated (as read_parameters). */
-static float* read_gradients(const dp_module* m, size_t* n) {
-  size_t count = 0, total = 0;
-  ASSERT_OK(dp_module_parameter_count(m, &count));
-  float* all = NULL;
-  for (size_t i = 0; i < count; ++i) {
-    const char* name = NULL;
-    dp_tensor *p = NULL, *g = NULL;
-    int64_t numel = 0;
-    ASSERT_OK(dp_module_parameter(m, i, &name, &p));
-    ASSERT_OK(dp_tensor_grad(p, &g));
-    ASSERT_OK(dp_tensor_numel(g, &numel));
-    all = realloc(all, (total + (size_t)numel) * sizeof(float));
-    ASSERT_OK(dp_tensor_to_host(g, all + total, (size_t)numel * sizeof(float)));
-    total += (size_t)numel;
-    dp_tensor_release(g);
-    dp_tensor_release(p);
-  }
-  *n = total;
-  return all;
-}
 
 /* Every rank's n floats, in rank order (g_size * n). */
 static float* gather_floats(const float* mine, size_t n) {
@@ -679,6 +656,53 @@ static void bf16_compressed_allreduce_averages_within_its_bound(void** state) {
   dp_module_release(model);
 }
 
+/* --- arguments ------------------------------------------------------------------------ */
+
+/* Options that shape the collectives agree or creation fails on every rank, naming the
+   first difference (a rank reducing in bfloat16 against one in float32 would pair MPI
+   calls of other types). */
+static void ddp_options_that_differ_between_ranks_fail_on_every_rank(void** state) {
+  (void)state;
+  if (g_size < 2) skip();
+  dp_module* model = make_mlp(g_ctx, 16);
+  dp_ddp* ddp = NULL;
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.allreduce_dtype = g_rank == 0 ? DP_BFLOAT16 : DP_FLOAT32;
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "the ranks' DDP options differ: rank 0 has option 'allreduce_dtype' (bfloat16) "
+               "where rank 1 has option 'allreduce_dtype' (float32)");
+  o = (dp_ddp_options)DP_DDP_OPTIONS_INIT;
+  o.bucket_bytes = g_rank == 0 ? 1 << 20 : 2 << 20;
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "rank 0 has option 'bucket_bytes' (1048576) where rank 1 has option "
+               "'bucket_bytes' (2097152)");
+  dp_module_release(model);
+}
+
+/* A caller built against the header before allreduce_dtype passes the shorter struct:
+   accepted, and the gradients are averaged in float32 (not bfloat16 values). */
+static void an_older_callers_ddp_options_average_in_float32(void** state) {
+  (void)state;
+  dp_module* model = make_mlp(g_ctx, 64);
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.struct_size = offsetof(dp_ddp_options, allreduce_dtype);
+  o.allreduce_dtype = (dp_dtype)99; /* past struct_size: never read */
+  dp_ddp* ddp = NULL;
+  ASSERT_OK(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, &o, &ddp));
+  ddp_backward(ddp, 0, g_rank * kRankBatch, kRankBatch, 0, 1.0);
+  size_t n = 0, wide = 0;
+  float* avg = read_gradients(model, &n);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    memcpy(&bits, &avg[i], sizeof bits);
+    wide += (bits & 0xffffu) != 0;
+  }
+  assert_true(wide > n / 2);
+  free(avg);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 static void ddp_create_rejects_bad_arguments(void** state) {
   (void)state;
   dp_module* model = make_mlp(g_ctx, 16);
@@ -743,6 +767,8 @@ int main(void) {
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
       cmocka_unit_test(stats_count_each_step_and_its_allreduce),
       cmocka_unit_test(bf16_compressed_allreduce_averages_within_its_bound),
+      cmocka_unit_test(ddp_options_that_differ_between_ranks_fail_on_every_rank),
+      cmocka_unit_test(an_older_callers_ddp_options_average_in_float32),
       cmocka_unit_test(ddp_create_rejects_bad_arguments),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
