@@ -113,20 +113,40 @@ const char* thread_level_name(int level) {
   }
 }
 
+// The implementation this plugin was compiled against, as its MPI_Get_library_version
+// names it (null for another MPI: only the version check below applies).
+#if defined(OPEN_MPI)
+constexpr const char* kBuiltFor = "Open MPI";
+#elif defined(MPICH_VERSION)
+constexpr const char* kBuiltFor = "MPICH";
+#else
+constexpr const char* kBuiltFor = nullptr;
+#endif
+
 // The plugin's MPI calls go to the first library in the process that defines them: an MPI
 // loaded before it with global symbols (mpi4py loads its MPI so) takes them, and gets
-// handles of another implementation. Implementations that follow different versions of
-// the standard tell this apart (an MPICH 4.0 plugin in a process with Open MPI 4.1: MPI
-// 4.0 headers, MPI 3.1 library); a newer library than the headers is an upgrade.
+// handles of another implementation. Caught before MPI starts (both calls may precede
+// MPI_Init): a library that names another implementation (an Open MPI plugin where MPICH
+// was loaded first, or the reverse), or one older than the standard of the plugin's
+// headers (MPI 4.0 headers, MPI 3.1 library; a newer library is an upgrade).
 void check_mpi_is_the_one_built_against() {
   int version = 0, subversion = 0;
   check(MPI_Get_version(&version, &subversion), "MPI_Get_version");
-  if (version < MPI_VERSION || (version == MPI_VERSION && subversion < MPI_SUBVERSION)) {
+  char library[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  check(MPI_Get_library_version(library, &len), "MPI_Get_library_version");
+  std::string name(library, static_cast<size_t>(len));
+  name = name.substr(0, name.find_first_of(",\n"));
+  const bool other = kBuiltFor != nullptr && name.find(kBuiltFor) == std::string::npos;
+  const bool older =
+      version < MPI_VERSION || (version == MPI_VERSION && subversion < MPI_SUBVERSION);
+  if (other || older) {
     throw std::runtime_error(
-        "the MPI plugin was built with the headers of MPI " + std::to_string(MPI_VERSION) + "." +
-        std::to_string(MPI_SUBVERSION) + " but its calls reach a library of MPI " +
-        std::to_string(version) + "." + std::to_string(subversion) +
-        ": another MPI library was loaded into this process first (such as mpi4py's); use the "
+        std::string("the MPI plugin was built against ") + (kBuiltFor ? kBuiltFor : "an MPI") +
+        " (MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) +
+        " headers) but its calls reach " + name + " (MPI " + std::to_string(version) + "." +
+        std::to_string(subversion) +
+        "): another MPI library was loaded into this process first (such as mpi4py's); use the "
         "plugin built against that MPI (DP_MPI_PLUGIN)");
   }
 }
