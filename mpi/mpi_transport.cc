@@ -16,6 +16,7 @@
 #include <string>
 
 #include "device/bfloat16.h"
+#include "device/cpu/target_clones.h"
 #include "distributed/transport.h"
 
 namespace {
@@ -38,7 +39,7 @@ void check(int code, const char* call) {
 // in any order and every rank receives the same bits. Only the sum is offered: DDP's
 // compressed buckets need nothing else, and the process group's public allreduce reduces
 // bfloat16 tensors in float32.
-void sum_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
+DP_CLONES void sum_bf16(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint16_t* a = static_cast<const uint16_t*>(in);
   uint16_t* b = static_cast<uint16_t*>(inout);
   for (int i = 0; i < *len; ++i) {

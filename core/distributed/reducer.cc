@@ -6,7 +6,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/engine.h"
-#include "device/bfloat16.h"
+#include "device/cpu/cpu_loops.h"
 #include "error.h"
 #include "tensor/copy.h"
 
@@ -17,12 +17,11 @@ namespace {
 // The compressed allreduce of a float32 bucket (its gradients already divided by the
 // ranks): rounded to bfloat16, summed over the ranks in bfloat16 and widened back.
 void allreduce_compressed(Transport& tr, const Tensor& flat, const Tensor& wire) {
-  const int64_t count = flat.numel();  // in locals, so that the loops vectorise
-  float* f = flat.data_as<float>();
+  const int64_t count = flat.numel();
   uint16_t* w = wire.data_as<uint16_t>();
-  for (int64_t i = 0; i < count; ++i) w[i] = float_to_bf16(f[i]);
+  cpu_loops::float_to_bf16(flat.data_as<float>(), w, count);
   tr.allreduce(w, static_cast<size_t>(count), DType::kBFloat16, ReduceOp::kSum);
-  for (int64_t i = 0; i < count; ++i) f[i] = bf16_to_float(w[i]);
+  cpu_loops::bf16_to_float(w, flat.data_as<float>(), count);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device/bfloat16.h"
+#include "device/cpu/target_clones.h"
 #include "device/element_math.h"
 
 #if defined(__x86_64__)
@@ -18,15 +19,6 @@
 #endif
 
 namespace dp::cpu_loops {
-
-// Not under ThreadSanitizer: the load-time resolver of a cloned function runs before the
-// sanitizer's runtime is ready, and crashes when instrumented.
-#if defined(__x86_64__) && !defined(__clang__) && !defined(DP_NO_TARGET_CLONES) && \
-    !defined(__SANITIZE_THREAD__)
-#define DP_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define DP_CLONES
-#endif
 
 namespace {
 
