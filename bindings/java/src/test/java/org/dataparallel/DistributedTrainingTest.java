@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -324,6 +325,29 @@ class DistributedTrainingTest {
     return flat(grads(model));
   }
 
+  /**
+   * The gradients of one backward of b through a DDP over a copy of first, built by
+   * configure for FLOAT32 and then for BFLOAT16; ref gets rank 0's weights, which the
+   * first DDP broadcast.
+   */
+  float[][] gradsForEachDtype(Batch b, Sequential first, Sequential ref,
+      BiFunction<DistributedDataParallel.Builder, DType, DistributedDataParallel.Builder>
+          configure) {
+    DType[] dtypes = {DType.FLOAT32, DType.BFLOAT16};
+    float[][] g = new float[dtypes.length][];
+    for (int i = 0; i < dtypes.length; ++i) {
+      try (Sequential model = mlp(ctx)) {
+        copyState(first, model);
+        DistributedDataParallel.Builder builder = DistributedDataParallel.builder(model, group);
+        try (DistributedDataParallel ddp = configure.apply(builder, dtypes[i]).build()) {
+          g[i] = gradsAfterOneBackward(model, ddp::forward, b);
+          if (i == 0) copyState(model, ref);
+        }
+      }
+    }
+    return g;
+  }
+
   /** Rows [lo, hi) of b. */
   static Batch rows(Batch b, int lo, int hi) {
     return new Batch(Arrays.copyOfRange(b.x(), lo * IN, hi * IN),
@@ -339,20 +363,9 @@ class DistributedTrainingTest {
     // for float32 rounding) of the float32 run's, and differs from it.
     Batch b = Batch.global(60, 2 * RANK_ROWS).rowsOf(group.rank(), 0);
     try (Sequential first = mlp(ctx); Sequential ref = mlp(ctx)) {
-      float[][] g = new float[2][];
-      DType[] dtypes = {DType.FLOAT32, DType.BFLOAT16};
-      for (int i = 0; i < 2; ++i) {
-        try (Sequential model = mlp(ctx)) {
-          copyState(first, model);
-          try (DistributedDataParallel ddp = DistributedDataParallel.builder(model, group)
-                                                 .devices(Device.cpu(0), Device.cpu(1))
-                                                 .gradReduceDtype(dtypes[i])
-                                                 .build()) {
-            g[i] = gradsAfterOneBackward(model, ddp::forward, b);
-            if (i == 0) copyState(model, ref); // rank 0's weights, which DDP broadcast
-          }
-        }
-      }
+      float[][] g = gradsForEachDtype(b, first, ref,
+          (builder, dtype)
+              -> builder.devices(Device.cpu(0), Device.cpu(1)).gradReduceDtype(dtype));
       float[] magnitude = new float[g[0].length];
       for (int lo = 0; lo < RANK_ROWS; lo += RANK_ROWS / 2) {
         ref.zeroGrad();
@@ -385,21 +398,9 @@ class DistributedTrainingTest {
     // rank r's own gradient (a plain copy of the model on the rank's rows).
     Batch b = Batch.global(61, 2 * RANK_ROWS).rowsOf(group.rank(), 0);
     try (Sequential first = mlp(ctx); Sequential ref = mlp(ctx)) {
-      float[][] g = new float[2][];
-      DType[] dtypes = {DType.FLOAT32, DType.BFLOAT16};
-      for (int i = 0; i < 2; ++i) {
-        try (Sequential model = mlp(ctx)) {
-          copyState(first, model);
-          try (DistributedDataParallel ddp = DistributedDataParallel.builder(model, group)
-                                                 .devices(Device.cpu(0))
-                                                 .firstBucketBytes(64)
-                                                 .allreduceDtype(dtypes[i])
-                                                 .build()) {
-            g[i] = gradsAfterOneBackward(model, ddp::forward, b);
-            if (i == 0) copyState(model, ref); // rank 0's weights, which DDP broadcast
-          }
-        }
-      }
+      float[][] g = gradsForEachDtype(b, first, ref,
+          (builder, dtype)
+              -> builder.devices(Device.cpu(0)).firstBucketBytes(64).allreduceDtype(dtype));
       float[] own = gradsAfterOneBackward(ref, ref::forward, b);
       for (int j = 0; j < own.length; ++j) own[j] = Math.abs(own[j]);
       float[][] magnitudes = everyRank(own);
