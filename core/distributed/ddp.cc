@@ -146,6 +146,28 @@ void DistributedDataParallel::broadcast_state(bool parameters, int root) {
   for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, root);
 }
 
+void DistributedDataParallel::rebuild_buckets_once() {
+  if (reducer_->rebuilt()) return;
+  // Collective, before every synchronised forward until it happens (the ranks agree on
+  // rebuilt(): they all receive rank 0's answer): [rank 0 has recorded an order, order].
+  const std::vector<size_t> mine = reducer_->ready_order();
+  const int64_t n = static_cast<int64_t>(reducer_->param_count());
+  Tensor t = Tensor::empty(group_->context(), {n + 1}, DType::kInt64, Device{DeviceType::kCpu, 0});
+  int64_t* v = t.data_as<int64_t>();
+  std::fill(v, v + n + 1, int64_t{0});
+  if (group_->rank() == 0 && !mine.empty()) {
+    v[0] = 1;
+    for (size_t i = 0; i < mine.size() && i < static_cast<size_t>(n); ++i) {
+      v[i + 1] = static_cast<int64_t>(mine[i]);
+    }
+  }
+  group_->broadcast(t, 0);
+  if (v[0] == 0) return;
+  std::vector<size_t> order;
+  for (int64_t i = 0; i < n; ++i) order.push_back(static_cast<size_t>(v[i + 1]));
+  reducer_->rebuild_buckets(order);
+}
+
 std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync) {
   Tensor counts = Tensor::empty(group_->context(), {2}, DType::kInt64, Device{DeviceType::kCpu, 0});
   counts.data_as<int64_t>()[0] = active ? 1 : 0;
@@ -166,6 +188,7 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
     broadcast_state(false, 0);
     sync_stats_->add(&SyncTimes::buffer_broadcast, seconds_since(start));
   }
+  if (sync) rebuild_buckets_once();
   reducer_->prepare(sync, steps_);
   return local_->forward(inputs, broadcast);
 }
@@ -178,7 +201,10 @@ void DistributedDataParallel::join() {
     if (active == 0) break;
     ++steps_;
     if (options_.broadcast_buffers) broadcast_state(false, 0);
-    if (syncing > 0) reducer_->shadow_step(steps_);
+    if (syncing > 0) {
+      rebuild_buckets_once();  // as the ranks still training do before their forward
+      reducer_->shadow_step(steps_);
+    }
   }
   // Every rank has joined. The ranks that ran out early skipped the optimizer steps of
   // the later ones: all take the state of the rank that trained longest (the highest

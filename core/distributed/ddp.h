@@ -68,6 +68,10 @@ class DistributedDataParallel {
   void check_models_agree();
   // Rank root's buffers (and parameters) to every rank.
   void broadcast_state(bool parameters, int root);
+  // PyTorch's bucket rebuild, once: before a synchronised forward, every rank takes rank
+  // 0's order of the first synchronised backward's gradients (a broadcast) and refills
+  // its buckets in it. A collective at each synchronised forward until rank 0 has one.
+  void rebuild_buckets_once();
   // Uneven inputs: [ranks still training, of which syncing gradients this step].
   std::pair<int64_t, int64_t> count_active(bool active, bool sync);
 

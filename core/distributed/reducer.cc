@@ -28,7 +28,10 @@ void allreduce_compressed(Transport& tr, const Tensor& flat, const Tensor& wire)
 
 Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
                  const ReducerOptions& options, std::shared_ptr<SyncStats> stats)
-    : group_(std::move(group)), stats_(std::move(stats)), params_(std::move(params)) {
+    : group_(std::move(group)),
+      stats_(std::move(stats)),
+      options_(options),
+      params_(std::move(params)) {
   DP_CHECK(options.bucket_bytes > 0 && options.first_bucket_bytes > 0, kInvalidArgument,
            "bucket sizes must be positive (bucket_bytes = "
                << options.bucket_bytes << ", first_bucket_bytes = " << options.first_bucket_bytes
@@ -38,45 +41,80 @@ Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params
       kInvalidArgument,
       "the gradients' allreduce dtype must be float32 or bfloat16, not "
           << dtype_name(options.allreduce_dtype));
-  bucket_of_.resize(params_.size());
-  slot_of_.resize(params_.size());
-  ready_.assign(params_.size(), false);
-  // Reverse order. As PyTorch's rule: a bucket closes once it holds at least its limit
-  // (so one parameter larger than the limit makes a bucket of its own), and a bucket
-  // holds one dtype.
-  size_t bytes = 0;
-  bool full = false;
-  for (size_t k = params_.size(); k-- > 0;) {
+  for (size_t k = 0; k < params_.size(); ++k) {
     const Tensor& p = params_[k];
     DP_CHECK(p.requires_grad() && p.is_leaf() && is_floating(p.dtype()), kInvalidArgument,
              "parameter " << k << " is not a floating leaf that requires grad");
-    if (buckets_.empty() || full || params_[buckets_.back().params.front()].dtype() != p.dtype()) {
-      buckets_.emplace_back();
+  }
+  ready_.assign(params_.size(), false);
+  std::vector<size_t> reverse(params_.size());
+  for (size_t k = 0; k < params_.size(); ++k) reverse[k] = params_.size() - 1 - k;
+  assign_buckets(reverse);
+  for (size_t k = 0; k < params_.size(); ++k) {
+    hook_ids_.push_back(add_post_accumulate_hook(params_[k], [this, k] { on_grad_ready(k); }));
+  }
+}
+
+void Reducer::assign_buckets(const std::vector<size_t>& order) {
+  // As PyTorch's rule: a bucket closes once it holds at least its limit (so one parameter
+  // larger than the limit makes a bucket of its own), and a bucket holds one dtype.
+  std::vector<Bucket> buckets;
+  bucket_of_.assign(params_.size(), 0);
+  slot_of_.assign(params_.size(), 0);
+  size_t bytes = 0;
+  bool full = false;
+  for (size_t k : order) {
+    const Tensor& p = params_[k];
+    if (buckets.empty() || full || params_[buckets.back().params.front()].dtype() != p.dtype()) {
+      buckets.emplace_back();
       bytes = 0;
       full = false;
     }
-    Bucket& b = buckets_.back();
-    bucket_of_[k] = buckets_.size() - 1;
+    Bucket& b = buckets.back();
+    bucket_of_[k] = buckets.size() - 1;
     slot_of_[k] = b.params.size();
     b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
     b.params.push_back(k);
     bytes += p.nbytes();
-    const size_t limit = buckets_.size() == 1 ? options.first_bucket_bytes : options.bucket_bytes;
+    const size_t limit = buckets.size() == 1 ? options_.first_bucket_bytes : options_.bucket_bytes;
     full = bytes >= limit;
   }
   const std::shared_ptr<Context>& ctx = group_->context();
-  for (Bucket& b : buckets_) {
+  for (Bucket& b : buckets) {
     const Tensor& last = params_[b.params.back()];
     const int64_t total = b.offsets.back() + last.numel();
     b.flat = Tensor::empty(ctx, {total}, last.dtype(), Device{DeviceType::kCpu, 0});
-    if (last.dtype() == DType::kFloat32 && options.allreduce_dtype == DType::kBFloat16) {
+    if (last.dtype() == DType::kFloat32 && options_.allreduce_dtype == DType::kBFloat16) {
       b.wire = Tensor::empty(ctx, {total}, DType::kBFloat16, Device{DeviceType::kCpu, 0});
     }
     b.pending = b.params.size();
   }
-  for (size_t k = 0; k < params_.size(); ++k) {
-    hook_ids_.push_back(add_post_accumulate_hook(params_[k], [this, k] { on_grad_ready(k); }));
+  buckets_ = std::move(buckets);
+}
+
+std::vector<size_t> Reducer::ready_order() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return order_recorded_ ? ready_order_ : std::vector<size_t>{};
+}
+
+void Reducer::rebuild_buckets(const std::vector<size_t>& order) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DP_CHECK(next_launch_ == 0 && !armed_, kState,
+           "the gradient buckets can be rebuilt only between steps");
+  std::vector<bool> seen(params_.size(), false);
+  DP_CHECK(order.size() == params_.size(), kInternal,
+           "a bucket order of " << order.size() << " parameters for " << params_.size());
+  for (size_t k : order) {
+    DP_CHECK(k < params_.size() && !seen[k], kInternal,
+             "the bucket order is not a permutation of the parameters");
+    seen[k] = true;
   }
+  // The gradients that are views of the old buckets stay valid (they keep their
+  // storage); the next copy_in copies each into its new place and makes it the view.
+  assign_buckets(order);
+  reset_buckets();
+  rebuilt_ = true;
+  ready_order_.clear();
 }
 
 Reducer::~Reducer() {
@@ -161,6 +199,7 @@ void Reducer::on_grad_ready(size_t param) {
   copy_in(param, false);  // its own slice: no lock needed
   std::lock_guard<std::mutex> lock(mu_);
   ready_[param] = true;
+  if (!rebuilt_ && !order_recorded_) ready_order_.push_back(param);
   --buckets_[bucket_of_[param]].pending;
   launch_ready();
 }
@@ -205,6 +244,16 @@ void Reducer::finish() {
     }
     launch_ready();
     armed_ = false;
+    if (!rebuilt_ && !order_recorded_) {
+      // The first synchronised backward's order, the unused parameters last (in reverse,
+      // as at creation): the order the buckets are rebuilt in.
+      std::vector<bool> listed(params_.size(), false);
+      for (size_t k : ready_order_) listed[k] = true;
+      for (size_t k = params_.size(); k-- > 0;) {
+        if (!listed[k]) ready_order_.push_back(k);
+      }
+      order_recorded_ = true;
+    }
   }
   const auto wait_start = std::chrono::steady_clock::now();
   for (Bucket& b : buckets_) {

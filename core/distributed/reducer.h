@@ -2,11 +2,12 @@
 // parameters' gradients over the ranks during backward.
 //
 // Parameters go into buckets in reverse order (the order backward tends to produce
-// their gradients); a bucket closes once it holds first_bucket_bytes (the first, small so
-// that communication starts early) or bucket_bytes (the others), and holds one dtype.
-// Buckets are host buffers. A hook on each parameter copies its gradient, divided by the
-// ranks, into its place in the bucket once backward has accumulated it (so the allreduce's
-// sum is the average, as in PyTorch's Reducer); on a CPU device the gradient then
+// their gradients), and once the first synchronised backward has shown the order they
+// really arrive in, in that order (PyTorch's bucket rebuild); a bucket closes once it holds
+// first_bucket_bytes (the first, small so that communication starts early) or bucket_bytes (the
+// others), and holds one dtype. Buckets are host buffers. A hook on each parameter copies its
+// gradient, divided by the ranks, into its place in the bucket once backward has accumulated it (so
+// the allreduce's sum is the average, as in PyTorch's Reducer); on a CPU device the gradient then
 // becomes a view of that place (PyTorch's gradient_as_bucket_view), so the average needs
 // no copy back, and later backwards without zero_grad accumulate in place. When a
 // bucket's last gradient is in, its allreduce is queued on the process group's
@@ -62,6 +63,16 @@ class Reducer {
   void shadow_step(int64_t step);
 
   size_t bucket_count() const { return buckets_.size(); }
+  size_t param_count() const { return params_.size(); }
+
+  // PyTorch's rebuild: the buckets at creation follow the reverse parameter order; after
+  // the first synchronised backward, ready_order() is the order its gradients arrived in
+  // (the unused parameters last), and rebuild_buckets(order) refills the buckets in an
+  // order (every rank the same: DistributedDataParallel broadcasts rank 0's), so that
+  // the first bucket holds the first gradients ready. Between steps only; once.
+  std::vector<size_t> ready_order() const;  // empty until recorded
+  void rebuild_buckets(const std::vector<size_t>& order);
+  bool rebuilt() const { return rebuilt_; }
 
  private:
   struct Bucket {
@@ -73,6 +84,8 @@ class Reducer {
     std::shared_ptr<Work> work;
   };
 
+  // Fills buckets_, bucket_of_ and slot_of_ with the parameters in `order`.
+  void assign_buckets(const std::vector<size_t>& order);
   // param's place in its bucket, shaped as the parameter.
   Tensor slice_of(size_t param) const;
   bool is_bucket_view(size_t param, const Tensor& grad) const;
@@ -85,18 +98,22 @@ class Reducer {
 
   std::shared_ptr<ProcessGroup> group_;
   std::shared_ptr<SyncStats> stats_;  // may be null
+  ReducerOptions options_;
   std::vector<Tensor> params_;
   std::vector<size_t> bucket_of_;  // per parameter
   std::vector<size_t> slot_of_;    // per parameter: index within its bucket
   std::vector<uint64_t> hook_ids_;
   std::vector<Bucket> buckets_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   bool armed_ = false;  // the coming backward averages
   bool callback_queued_ = false;
   std::vector<bool> ready_;  // per parameter, in this backward
   size_t next_launch_ = 0;   // the first bucket not yet queued
   int64_t step_ = 0;
+  std::vector<size_t> ready_order_;  // the first synchronised backward's, as it arrives
+  bool order_recorded_ = false;      // ready_order_ is complete
+  bool rebuilt_ = false;
 };
 
 }  // namespace dp

@@ -1122,7 +1122,8 @@ DP_EXPORT void dp_process_group_release(dp_process_group* group);
  * module runs itself); across ranks, backward averages the gradients as PyTorch's DDP
  * does. Each rank feeds its own share of the global batch. The parameters go into
  * buckets (reverse order, the first up to first_bucket_bytes, the others up to
- * bucket_bytes); a bucket's allreduce starts on the communication thread as soon as
+ * bucket_bytes; rebuilt once, after the first synchronised backward, in the order its
+ * gradients arrived in on rank 0, as PyTorch does); a bucket's allreduce starts on the communication thread as soon as
  * backward has produced its last gradient, so it overlaps the rest of backward, and
  * dp_backward returns once every bucket is averaged. Parameters a step did not use get
  * zero gradients (averaged with the ranks that used them).

@@ -656,6 +656,131 @@ static void bf16_compressed_allreduce_averages_within_its_bound(void** state) {
   dp_module_release(model);
 }
 
+/* --- bucket rebuild ------------------------------------------------------------------- */
+
+/* forward(x [N, 300]) = x * sum(p2) * p0 * p1, with p0, p1 [300] and p2 [10] registered in
+   that order: backward makes p1's gradient ready first, then p0's, p2's last, where the
+   reverse registration order is p2, p1, p0. */
+static dp_result reordered_forward(void* user_data, dp_module* self, dp_tensor* const* inputs,
+                                   size_t n_inputs, dp_tensor** outputs, size_t max_outputs,
+                                   size_t* n_outputs) {
+  (void)user_data;
+  (void)n_inputs;
+  (void)max_outputs;
+  dp_tensor *p0 = NULL, *p1 = NULL, *p2 = NULL, *s = NULL, *h = NULL, *h2 = NULL;
+  dp_result r = dp_module_get(self, "p0", &p0);
+  if (r == DP_OK) r = dp_module_get(self, "p1", &p1);
+  if (r == DP_OK) r = dp_module_get(self, "p2", &p2);
+  if (r == DP_OK) r = dp_op_sum(p2, &s);
+  if (r == DP_OK) r = dp_op_mul(inputs[0], s, &h);
+  if (r == DP_OK) r = dp_op_mul(h, p0, &h2);
+  if (r == DP_OK) r = dp_op_mul(h2, p1, &outputs[0]);
+  if (r == DP_OK) *n_outputs = 1;
+  dp_tensor_release(p0);
+  dp_tensor_release(p1);
+  dp_tensor_release(p2);
+  dp_tensor_release(s);
+  dp_tensor_release(h);
+  dp_tensor_release(h2);
+  return r;
+}
+
+static dp_module* make_reordered(void) {
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.type_name = "Reordered";
+  desc.forward = reordered_forward;
+  dp_module* m = NULL;
+  ASSERT_OK(dp_module_custom(g_ctx, &desc, &m));
+  const char* names[3] = {"p0", "p1", "p2"};
+  const int64_t sizes[3] = {300, 300, 10};
+  for (int k = 0; k < 3; ++k) {
+    float v[300];
+    for (int64_t i = 0; i < sizes[k]; ++i) v[i] = 0.5f + 0.001f * (float)(i % 17) + 0.1f * k;
+    dp_tensor* t = NULL;
+    ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, &sizes[k], 1, v,
+                                  (size_t)sizes[k] * sizeof(float), (dp_device){DP_DEVICE_CPU, 0},
+                                  &t));
+    ASSERT_OK(dp_module_register_parameter(m, names[k], t));
+    dp_tensor_release(t);
+  }
+  return m;
+}
+
+/* sum(forward(x)) on this rank's 4 rows of step s's batch, then backward. */
+static void reordered_backward(dp_ddp* ddp, int s) {
+  float x[4 * 300];
+  for (int i = 0; i < 4 * 300; ++i) x[i] = sample_value(s, g_rank * 4 + i / 300, i % 300);
+  const int64_t shape[2] = {4, 300};
+  dp_tensor *t = NULL, *loss = NULL;
+  ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x, sizeof x,
+                                (dp_device){DP_DEVICE_CPU, 0}, &t));
+  dp_tensor* out = forward1(ddp, t);
+  ASSERT_OK(dp_op_sum(out, &loss));
+  ASSERT_OK(dp_backward(loss, NULL, 0));
+  dp_tensor_release(t);
+  dp_tensor_release(out);
+  dp_tensor_release(loss);
+}
+
+/* Buckets of 1200 bytes: in reverse registration order p2 (40 bytes) and p1 share the
+   first and p0 has the second; after the first synchronised step they follow the order
+   its gradients arrived in, on one device p1, p0, p2: three buckets. The averages stay
+   the ranks' mean (of gradients taken with no_sync). */
+static void buckets_are_rebuilt_in_the_order_of_the_first_steps_gradients(void** state) {
+  (void)state;
+  dp_module* model = make_reordered();
+  dp_device devices[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.first_bucket_bytes = 1200;
+  o.bucket_bytes = 1200;
+  dp_ddp* ddp = NULL;
+  ASSERT_OK(dp_ddp_create(model, g_group, devices, (size_t)g_local_devices, NULL, 0, &o, &ddp));
+  size_t buckets = 0;
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_int_equal(buckets, 2);
+  reordered_backward(ddp, 0); /* records the order */
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_int_equal(buckets, 2);
+
+  ASSERT_OK(dp_module_zero_grad(model));
+  ASSERT_OK(dp_ddp_set_grad_sync(ddp, 0)); /* this rank's own gradients: no rebuild yet */
+  reordered_backward(ddp, 1);
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_int_equal(buckets, 2);
+  size_t n = 0;
+  float* own = read_gradients(model, &n);
+  float* every = gather_floats(own, n);
+  ASSERT_OK(dp_module_zero_grad(model));
+  ASSERT_OK(dp_ddp_set_grad_sync(ddp, 1)); /* the same rows, averaged: rebuilt first */
+  reordered_backward(ddp, 1);
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  if (g_local_devices == 1) {
+    assert_int_equal(buckets, 3);
+  } else {
+    /* Through the rank's DataParallel the gradients arrive from its replicas' reduce, in an
+       order that varies between runs; every rank takes rank 0's. */
+    const float mine = (float)buckets;
+    float* counts = gather_floats(&mine, 1);
+    for (int r = 0; r < g_size; ++r) assert_true(counts[r] == mine);
+    assert_true(buckets == 2 || buckets == 3);
+    free(counts);
+  }
+  size_t n_avg = 0;
+  float* avg = read_gradients(model, &n_avg);
+  assert_int_equal(n_avg, n);
+  for (size_t i = 0; i < n; ++i) {
+    double mean = 0;
+    for (int r = 0; r < g_size; ++r) mean += every[(size_t)r * n + i];
+    mean /= g_size;
+    assert_true(fabs(avg[i] - mean) <= 1e-6 * (1 + fabs(mean)));
+  }
+  free(own);
+  free(every);
+  free(avg);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 /* --- arguments ------------------------------------------------------------------------ */
 
 /* Options that shape the collectives agree or creation fails on every rank, naming the
@@ -767,6 +892,7 @@ int main(void) {
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
       cmocka_unit_test(stats_count_each_step_and_its_allreduce),
       cmocka_unit_test(bf16_compressed_allreduce_averages_within_its_bound),
+      cmocka_unit_test(buckets_are_rebuilt_in_the_order_of_the_first_steps_gradients),
       cmocka_unit_test(ddp_options_that_differ_between_ranks_fail_on_every_rank),
       cmocka_unit_test(an_older_callers_ddp_options_average_in_float32),
       cmocka_unit_test(ddp_create_rejects_bad_arguments),
