@@ -178,6 +178,7 @@ std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, b
 
 std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& inputs,
                                                      const std::vector<bool>& broadcast) {
+  reducer_->check_between_steps();  // before this step's first collective
   ++steps_;
   ++trained_steps_;
   const bool sync = GradMode::enabled() && grad_sync_;

@@ -1,5 +1,6 @@
 #include "distributed/reducer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -56,28 +57,45 @@ Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params
 }
 
 void Reducer::assign_buckets(const std::vector<size_t>& order) {
-  // As PyTorch's rule: a bucket closes once it holds at least its limit (so one parameter
-  // larger than the limit makes a bucket of its own), and a bucket holds one dtype.
-  std::vector<Bucket> buckets;
-  bucket_of_.assign(params_.size(), 0);
-  slot_of_.assign(params_.size(), 0);
-  size_t bytes = 0;
-  bool full = false;
+  // PyTorch's rule: one open bucket per dtype; a bucket closes once it holds at least its
+  // limit (first_bucket_bytes for the first of its dtype, else bucket_bytes; so one
+  // parameter larger than the limit makes a bucket of its own) and takes the next index;
+  // the buckets still open at the end follow, in the order their dtypes first came.
+  struct Open {
+    DType dtype;
+    std::vector<size_t> params;
+    size_t bytes = 0;
+    bool first = true;
+  };
+  std::vector<Open> open;
+  std::vector<std::vector<size_t>> lists;
   for (size_t k : order) {
     const Tensor& p = params_[k];
-    if (buckets.empty() || full || params_[buckets.back().params.front()].dtype() != p.dtype()) {
-      buckets.emplace_back();
-      bytes = 0;
-      full = false;
+    auto it =
+        std::find_if(open.begin(), open.end(), [&](const Open& o) { return o.dtype == p.dtype(); });
+    if (it == open.end()) it = open.insert(open.end(), Open{p.dtype(), {}, 0, true});
+    it->params.push_back(k);
+    it->bytes += p.nbytes();
+    if (it->bytes >= (it->first ? options_.first_bucket_bytes : options_.bucket_bytes)) {
+      lists.push_back(std::move(it->params));
+      *it = Open{p.dtype(), {}, 0, false};
     }
-    Bucket& b = buckets.back();
-    bucket_of_[k] = buckets.size() - 1;
-    slot_of_[k] = b.params.size();
-    b.offsets.push_back(b.params.empty() ? 0 : b.offsets.back() + params_[b.params.back()].numel());
-    b.params.push_back(k);
-    bytes += p.nbytes();
-    const size_t limit = buckets.size() == 1 ? options_.first_bucket_bytes : options_.bucket_bytes;
-    full = bytes >= limit;
+  }
+  for (Open& o : open) {
+    if (!o.params.empty()) lists.push_back(std::move(o.params));
+  }
+  std::vector<Bucket> buckets(lists.size());
+  bucket_of_.assign(params_.size(), 0);
+  slot_of_.assign(params_.size(), 0);
+  for (size_t i = 0; i < lists.size(); ++i) {
+    Bucket& b = buckets[i];
+    for (size_t k : lists[i]) {
+      bucket_of_[k] = i;
+      slot_of_[k] = b.params.size();
+      b.offsets.push_back(b.params.empty() ? 0
+                                           : b.offsets.back() + params_[b.params.back()].numel());
+      b.params.push_back(k);
+    }
   }
   const std::shared_ptr<Context>& ctx = group_->context();
   for (Bucket& b : buckets) {
@@ -99,19 +117,32 @@ std::vector<size_t> Reducer::ready_order() const {
 
 void Reducer::rebuild_buckets(const std::vector<size_t>& order) {
   std::lock_guard<std::mutex> lock(mu_);
+  DP_CHECK(!rebuilt_, kState, "the gradient buckets were rebuilt already");
   DP_CHECK(next_launch_ == 0 && !armed_, kState,
-           "the gradient buckets can be rebuilt only between steps");
-  std::vector<bool> seen(params_.size(), false);
+           "the gradient buckets can be rebuilt only between steps (step " << step_ << ")");
   DP_CHECK(order.size() == params_.size(), kInternal,
            "a bucket order of " << order.size() << " parameters for " << params_.size());
+  std::vector<bool> seen(params_.size(), false);
   for (size_t k : order) {
     DP_CHECK(k < params_.size() && !seen[k], kInternal,
-             "the bucket order is not a permutation of the parameters");
+             "the bucket order is not a permutation of the "
+                 << params_.size() << " parameters: it has " << k << " out of range or twice");
     seen[k] = true;
   }
-  // The gradients that are views of the old buckets stay valid (they keep their
-  // storage); the next copy_in copies each into its new place and makes it the view.
+  // Gradients that are views of the old buckets move into the new ones now, so that the
+  // old buffers go (PyTorch copies them during its rebuild too).
+  std::vector<Tensor> views(params_.size());
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const Tensor grad = params_[k].grad();
+    if (is_bucket_view(k, grad)) views[k] = grad;
+  }
   assign_buckets(order);
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (!views[k].defined()) continue;
+    Tensor slice = slice_of(k);
+    copy_bytes(slice, views[k]);
+    params_[k].set_grad(slice);
+  }
   reset_buckets();
   rebuilt_ = true;
   ready_order_.clear();
@@ -129,15 +160,23 @@ Reducer::~Reducer() {
   }
 }
 
-void Reducer::prepare(bool sync, int64_t step) {
+void Reducer::check_between_steps() const {
   std::lock_guard<std::mutex> lock(mu_);
   DP_CHECK(next_launch_ == 0, kState,
            "the backward of step " << step_ << " failed after rank " << group_->rank()
                                    << " had started its gradient allreduces: the ranks' "
                                       "collectives no longer match; end the job");
+}
+
+void Reducer::prepare(bool sync, int64_t step) {
+  check_between_steps();
+  std::lock_guard<std::mutex> lock(mu_);
   reset_buckets();
   armed_ = sync;
   step_ = step;
+  // A synchronised backward that failed before its end left part of an order: the
+  // recording starts again.
+  if (sync && !rebuilt_ && !order_recorded_) ready_order_.clear();
 }
 
 Tensor Reducer::slice_of(size_t param) const {

@@ -3,20 +3,19 @@
 //
 // Parameters go into buckets in reverse order (the order backward tends to produce
 // their gradients), and once the first synchronised backward has shown the order they
-// really arrive in, in that order (PyTorch's bucket rebuild); a bucket closes once it holds
-// first_bucket_bytes (the first, small so that communication starts early) or bucket_bytes (the
-// others), and holds one dtype. Buckets are host buffers. A hook on each parameter copies its
-// gradient, divided by the ranks, into its place in the bucket once backward has accumulated it (so
-// the allreduce's sum is the average, as in PyTorch's Reducer); on a CPU device the gradient then
-// becomes a view of that place (PyTorch's gradient_as_bucket_view), so the average needs
-// no copy back, and later backwards without zero_grad accumulate in place. When a
-// bucket's last gradient is in, its allreduce is queued on the process group's
-// communication thread, while backward goes on. Buckets are queued in index order on every
-// rank (a ready bucket waits for the ones before it), so the ranks' collectives match.
-// When the graph is done, a backward callback queues the buckets no gradient reached
-// (unused parameters count as zero, or as their gradient so far), waits for every bucket
-// and writes the averages back into the gradients that are not views: when backward
-// returns, the gradients are synchronised.
+// really arrive in, in that order (PyTorch's bucket rebuild). A bucket holds one dtype and
+// closes once it holds first_bucket_bytes (the first of its dtype, small so that
+// communication starts early) or bucket_bytes (the others). Buckets are host buffers. A hook on
+// each parameter copies its gradient, divided by the ranks, into its place in the bucket once
+// backward has accumulated it (so the allreduce's sum is the average, as in PyTorch's Reducer); on
+// a CPU device the gradient then becomes a view of that place (PyTorch's gradient_as_bucket_view),
+// so the average needs no copy back, and later backwards without zero_grad accumulate in place.
+// When a bucket's last gradient is in, its allreduce is queued on the process group's communication
+// thread, while backward goes on. Buckets are queued in index order on every rank (a ready bucket
+// waits for the ones before it), so the ranks' collectives match. When the graph is done, a
+// backward callback queues the buckets no gradient reached (unused parameters count as zero, or as
+// their gradient so far), waits for every bucket and writes the averages back into the gradients
+// that are not views: when backward returns, the gradients are synchronised.
 //
 // With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket (divided
 // by the ranks, as every bucket) is rounded to bfloat16 before it travels, summed in bfloat16 by
@@ -58,10 +57,14 @@ class Reducer {
   // Before each forward: whether the next backward averages the gradients (false under
   // no_sync: they only accumulate locally), and the step's number for messages.
   void prepare(bool sync, int64_t step);
+  // Throws kState when a backward failed after starting its allreduces (the ranks'
+  // collectives no longer match): before a step's first collective.
+  void check_between_steps() const;
   // A joined rank's part in a step it has no data for: every bucket's allreduce, in
   // order, with zeros.
   void shadow_step(int64_t step);
 
+  // Changes once, at the rebuild (between steps, on the caller's thread).
   size_t bucket_count() const { return buckets_.size(); }
   size_t param_count() const { return params_.size(); }
 
@@ -72,6 +75,7 @@ class Reducer {
   // the first bucket holds the first gradients ready. Between steps only; once.
   std::vector<size_t> ready_order() const;  // empty until recorded
   void rebuild_buckets(const std::vector<size_t>& order);
+  // Read without the lock: only the caller's thread writes it (rebuild_buckets).
   bool rebuilt() const { return rebuilt_; }
 
  private:

@@ -1122,8 +1122,9 @@ DP_EXPORT void dp_process_group_release(dp_process_group* group);
  * module runs itself); across ranks, backward averages the gradients as PyTorch's DDP
  * does. Each rank feeds its own share of the global batch. The parameters go into
  * buckets (reverse order, the first up to first_bucket_bytes, the others up to
- * bucket_bytes; rebuilt once, after the first synchronised backward, in the order its
- * gradients arrived in on rank 0, as PyTorch does); a bucket's allreduce starts on the communication thread as soon as
+ * bucket_bytes; rebuilt once, at the synchronised forward after the first synchronised
+ * backward, in the order that backward's gradients arrived in on rank 0, as PyTorch
+ * does); a bucket's allreduce starts on the communication thread as soon as
  * backward has produced its last gradient, so it overlaps the rest of backward, and
  * dp_backward returns once every bucket is averaged. Parameters a step did not use get
  * zero gradients (averaged with the ranks that used them).
@@ -1163,7 +1164,8 @@ typedef struct dp_ddp_options {
  * parameters and buffers. When they differ, every rank fails with
  * DP_ERR_INVALID_ARGUMENT and the same message naming the first difference ("the ranks'
  * models differ: rank 0 has parameter '1.weight' (float32, [256, 512]) where rank 1 has
- * ...", or "the ranks' DDP options differ: rank 0 has option 'allreduce_dtype' ..."). Other errors as dp_data_parallel_create.
+ * ...", or "the ranks' DDP options differ: rank 0 has option 'allreduce_dtype' ...").
+ * Other errors as dp_data_parallel_create.
  */
 DP_EXPORT dp_result dp_ddp_create(dp_module* module, dp_process_group* group,
                                   const dp_device* device_ids, size_t n_devices,
@@ -1179,7 +1181,7 @@ DP_EXPORT dp_result dp_ddp_module(const dp_ddp* ddp, dp_module** out);
 /** This rank's devices (*n receives their count; up to capacity are written). */
 DP_EXPORT dp_result dp_ddp_devices(const dp_ddp* ddp, dp_device* devices, size_t capacity,
                                    size_t* n);
-/** The number of gradient buckets. */
+/** The number of gradient buckets (it may change once, when the buckets are rebuilt). */
 DP_EXPORT dp_result dp_ddp_bucket_count(const dp_ddp* ddp, size_t* n);
 
 /**
