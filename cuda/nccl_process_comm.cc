@@ -51,13 +51,13 @@ std::vector<uint8_t> nccl_unique_id(const BackendHost& host) {
 }
 
 NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int gpu,
-                                 cudaStream_t stream, const std::vector<uint8_t>& id, int nranks,
+                                 cudaStream_t compute, const std::vector<uint8_t>& id, int nranks,
                                  int rank)
     : host_(host),
       where_(std::move(where) + ", NCCL rank " + std::to_string(rank) + " of " +
              std::to_string(nranks)),
       gpu_(gpu),
-      stream_(stream),
+      compute_(compute),
       nranks_(nranks) {
   ncclUniqueId uid;
   if (id.size() != sizeof uid.internal) {
@@ -70,9 +70,18 @@ NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int
   }
   std::memcpy(uid.internal, id.data(), sizeof uid.internal);
   DeviceGuard guard(gpu_);  // ncclCommInitRank binds the communicator to the current GPU
+  check_cuda(host_, where_, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+             "cudaStreamCreateWithFlags for the communicator");
+  if (const cudaError_t e = cudaEventCreateWithFlags(&computed_, cudaEventDisableTiming);
+      e != cudaSuccess) {
+    cudaStreamDestroy(stream_);
+    check_cuda(host_, where_, e, "cudaEventCreateWithFlags for the communicator");
+  }
   ncclComm_t comm = nullptr;
   const ncclResult_t r = ncclCommInitRank(&comm, nranks, uid, rank);
   if (r != ncclSuccess) {
+    cudaEventDestroy(computed_);
+    cudaStreamDestroy(stream_);
     // ncclGetLastError(nullptr): the thread's last error (no communicator exists).
     check_nccl(host_, where_, r, nullptr, "ncclCommInitRank");
   }
@@ -87,7 +96,19 @@ NcclProcessComm::~NcclProcessComm() {
   } else {
     ncclCommDestroy(comm_);
   }
+  cudaEventDestroy(computed_);
+  cudaStreamDestroy(stream_);
   (void)cudaGetLastError();
+}
+
+cudaStream_t NcclProcessComm::after_compute(const std::string& call) {
+  cudaError_t e = cudaEventRecord(computed_, compute_);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(stream_, computed_, 0);
+  if (e != cudaSuccess) {
+    broken_ = true;
+    check_cuda(host_, where_, e, call + ": ordering it after the compute stream");
+  }
+  return stream_;
 }
 
 void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
@@ -105,7 +126,7 @@ void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) {
       broken_ = true;
-      check_cuda(host_, where_, state, call + ": waiting for the compute stream");
+      check_cuda(host_, where_, state, call + ": waiting for the communicator's stream");
     }
     ncclResult_t async = ncclSuccess;
     const ncclResult_t got = ncclCommGetAsyncError(comm_, &async);
@@ -127,10 +148,12 @@ void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
 void NcclProcessComm::allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) {
   if (count <= 0) return;
   DeviceGuard guard(gpu_);
-  finish(ncclAllReduce(buf, buf, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comm_,
-                       stream_),
-         std::string("ncclAllReduce (") + op_name(op) + ") of " + std::to_string(count) + " " +
-             dtype_name(dtype));
+  const std::string call = std::string("ncclAllReduce (") + op_name(op) + ") of " +
+                           std::to_string(count) + " " + dtype_name(dtype);
+  cudaStream_t s = after_compute(call);
+  finish(
+      ncclAllReduce(buf, buf, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comm_, s),
+      call);
 }
 
 void NcclProcessComm::broadcast(void* buf, size_t nbytes, int root) {
@@ -141,15 +164,16 @@ void NcclProcessComm::broadcast(void* buf, size_t nbytes, int root) {
         "broadcast root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks_));
   }
   DeviceGuard guard(gpu_);
-  finish(ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, stream_),
-         "ncclBroadcast of " + std::to_string(nbytes) + " bytes from rank " + std::to_string(root));
+  const std::string call =
+      "ncclBroadcast of " + std::to_string(nbytes) + " bytes from rank " + std::to_string(root);
+  finish(ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, after_compute(call)), call);
 }
 
 void NcclProcessComm::allgather(const void* send, void* recv, size_t nbytes) {
   if (nbytes == 0) return;
   DeviceGuard guard(gpu_);
-  finish(ncclAllGather(send, recv, nbytes, ncclUint8, comm_, stream_),
-         "ncclAllGather of " + std::to_string(nbytes) + " bytes");
+  const std::string call = "ncclAllGather of " + std::to_string(nbytes) + " bytes";
+  finish(ncclAllGather(send, recv, nbytes, ncclUint8, comm_, after_compute(call)), call);
 }
 
 }  // namespace dp::cuda_plugin

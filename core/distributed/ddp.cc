@@ -34,6 +34,11 @@ std::vector<std::string> model_entries(const Module& module, const DdpOptions& o
                     std::to_string(options.buckets.first_bucket_bytes) + ")");
   entries.push_back(std::string("option 'broadcast_buffers' (") +
                     (options.broadcast_buffers ? "on" : "off") + ")");
+  // CUDA parameters take their device's route (NCCL or host staging) and CPU ones MPI: the
+  // ranks' collectives match only when their parameters live on the same kind of device.
+  const Module::Named params = module.named_parameters();
+  const char* kind = params.empty() || params.front().second.device().is_cpu() ? "cpu" : "cuda";
+  entries.push_back(std::string("option 'device type' (") + kind + ")");
   return entries;
 }
 

@@ -108,6 +108,12 @@ class ProcessGroup {
   Tensor allgather(const Tensor& t);
   void barrier();
 
+  // The communicator of t's CUDA device (NCCL), deciding the device's route at its first
+  // collective (collective then: every rank calls it at the same point); null for host
+  // staging and for CPU tensors. Its calls must run on the communication thread (submit).
+  // Throws kState when the set-up failed. Valid while the group lives.
+  ProcessComm* cuda_comm(const Tensor& t);
+
  private:
   ProcessGroup(std::shared_ptr<Context> ctx, std::unique_ptr<Transport> transport,
                double timeout_seconds);
@@ -123,9 +129,6 @@ class ProcessGroup {
     std::unique_ptr<ProcessComm> comm;  // null: host staging
     std::string failure;                // why setting up the communicator failed, if it did
   };
-  // The communicator for t's device, deciding the route at the device's first collective;
-  // null for host staging (and for CPU tensors). Throws kState when the set-up failed.
-  ProcessComm* cuda_comm(const Tensor& t);
   // On the communication thread: the collective decision for CUDA device dev.
   void decide_cuda_route(Transport& tr, int dev, bool want_comm);
   // Runs job (a collective of comm on t's device) on the communication thread and waits.

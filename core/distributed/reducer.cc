@@ -9,6 +9,7 @@
 #include "autograd/engine.h"
 #include "device/cpu/cpu_loops.h"
 #include "error.h"
+#include "ops/ops.h"
 #include "tensor/copy.h"
 
 namespace dp {
@@ -47,22 +48,32 @@ Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params
     DP_CHECK(p.requires_grad() && p.is_leaf() && is_floating(p.dtype()), kInvalidArgument,
              "parameter " << k << " is not a floating leaf that requires grad");
   }
+  // Where each parameter's bucket lives (the first call for a CUDA device decides its
+  // route, collectively: every rank makes its reducer at the same point, with the same
+  // parameters; DistributedDataParallel's broadcast at creation has decided it already).
+  const Device host{DeviceType::kCpu, 0};
+  for (const Tensor& p : params_) {
+    home_.push_back(p.device().type == DeviceType::kCuda && group_->cuda_comm(p) ? p.device()
+                                                                                 : host);
+  }
   ready_.assign(params_.size(), false);
   std::vector<size_t> reverse(params_.size());
   for (size_t k = 0; k < params_.size(); ++k) reverse[k] = params_.size() - 1 - k;
   assign_buckets(reverse);
+  log_buckets();
   for (size_t k = 0; k < params_.size(); ++k) {
     hook_ids_.push_back(add_post_accumulate_hook(params_[k], [this, k] { on_grad_ready(k); }));
   }
 }
 
 void Reducer::assign_buckets(const std::vector<size_t>& order) {
-  // PyTorch's rule: one open bucket per dtype; a bucket closes once it holds at least its
-  // limit (first_bucket_bytes for the first of its dtype, else bucket_bytes; so one
+  // PyTorch's rule: one open bucket per dtype (and device, here); a bucket closes once it holds at
+  // least its limit (first_bucket_bytes for the first of its dtype, else bucket_bytes; so one
   // parameter larger than the limit makes a bucket of its own) and takes the next index;
   // the buckets still open at the end follow, in the order their dtypes first came.
   struct Open {
     DType dtype;
+    Device home;
     std::vector<size_t> params;
     size_t bytes = 0;
     bool first = true;
@@ -71,14 +82,15 @@ void Reducer::assign_buckets(const std::vector<size_t>& order) {
   std::vector<std::vector<size_t>> lists;
   for (size_t k : order) {
     const Tensor& p = params_[k];
-    auto it =
-        std::find_if(open.begin(), open.end(), [&](const Open& o) { return o.dtype == p.dtype(); });
-    if (it == open.end()) it = open.insert(open.end(), Open{p.dtype(), {}, 0, true});
+    auto it = std::find_if(open.begin(), open.end(), [&](const Open& o) {
+      return o.dtype == p.dtype() && o.home == home_[k];
+    });
+    if (it == open.end()) it = open.insert(open.end(), Open{p.dtype(), home_[k], {}, 0, true});
     it->params.push_back(k);
     it->bytes += p.nbytes();
     if (it->bytes >= (it->first ? options_.first_bucket_bytes : options_.bucket_bytes)) {
       lists.push_back(std::move(it->params));
-      *it = Open{p.dtype(), {}, 0, false};
+      *it = Open{p.dtype(), home_[k], {}, 0, false};
     }
   }
   for (Open& o : open) {
@@ -100,14 +112,40 @@ void Reducer::assign_buckets(const std::vector<size_t>& order) {
   const std::shared_ptr<Context>& ctx = group_->context();
   for (Bucket& b : buckets) {
     const Tensor& last = params_[b.params.back()];
+    const Device home = home_[b.params.back()];
     const int64_t total = b.offsets.back() + last.numel();
-    b.flat = Tensor::empty(ctx, {total}, last.dtype(), Device{DeviceType::kCpu, 0});
+    b.flat = Tensor::empty(ctx, {total}, last.dtype(), home);
     if (last.dtype() == DType::kFloat32 && options_.allreduce_dtype == DType::kBFloat16) {
-      b.wire = Tensor::empty(ctx, {total}, DType::kBFloat16, Device{DeviceType::kCpu, 0});
+      b.wire = Tensor::empty(ctx, {total}, DType::kBFloat16, home);
     }
+    b.comm = home.is_cpu() ? nullptr : group_->cuda_comm(b.flat);  // decided: no collective
     b.pending = b.params.size();
   }
   buckets_ = std::move(buckets);
+}
+
+void Reducer::log_buckets() const {
+  // "3 on cuda:0, allreduced by its communicator (NCCL)", "2 in host memory, allreduced by
+  // MPI": one clause per place, in bucket order.
+  std::vector<std::pair<Device, size_t>> places;
+  for (const Bucket& b : buckets_) {
+    const Device d = b.flat.device();
+    auto it =
+        std::find_if(places.begin(), places.end(), [&](const auto& e) { return e.first == d; });
+    if (it == places.end()) {
+      places.emplace_back(d, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::string text = "DistributedDataParallel: gradient buckets";
+  for (size_t i = 0; i < places.size(); ++i) {
+    const auto& [d, n] = places[i];
+    text += (i ? "; " : ": ") + std::to_string(n) +
+            (d.is_cpu() ? " in host memory, allreduced by MPI"
+                        : " on " + d.str() + ", allreduced by its communicator (NCCL)");
+  }
+  group_->context()->log(kLogInfo, text);
 }
 
 std::vector<size_t> Reducer::ready_order() const {
@@ -210,20 +248,37 @@ void Reducer::copy_in(size_t param, bool zero_if_missing) {
   // the allreduce's sum is then the average, and the division runs here, on memory the
   // backward has just written, not in a pass of its own over the summed bucket.
   if (is_bucket_view(param, grad)) {  // accumulated in place
-    divide_in_place(slice, group_->size());
+    divide(slice);
     return;
   }
   if (grad.defined()) {
     copy_bytes(slice, grad);
-    divide_in_place(slice, group_->size());
+    divide(slice);
   } else if (zero_if_missing) {
-    std::memset(slice.data(), 0, slice.nbytes());
+    if (slice.device().is_cpu()) {
+      std::memset(slice.data(), 0, slice.nbytes());
+    } else {
+      ops::fill_(slice, 0.0);
+    }
   } else {
     return;
   }
-  // From now on the gradient is the bucket's slice: the average lands in it, and later
-  // backwards (without zero_grad) accumulate in place.
-  if (p.device().is_cpu()) p.set_grad(slice);
+  // From now on the gradient is the bucket's slice (where both are in the same memory): the
+  // average lands in it, and later backwards (without zero_grad) accumulate in place.
+  if (p.device() == slice.device() || (p.device().is_cpu() && slice.device().is_cpu())) {
+    p.set_grad(slice);
+  }
+}
+
+void Reducer::divide(const Tensor& slice) const {
+  const int n = group_->size();
+  if (slice.device().is_cpu()) {
+    divide_in_place(slice, n);
+  } else if (n > 1) {
+    // A kernel on the device, x * (1 / n): x / n exactly when n is a power of two, else
+    // within one rounding of it.
+    ops::scale_(slice, 1.0 / n);
+  }
 }
 
 void Reducer::on_grad_ready(size_t param) {
@@ -256,6 +311,22 @@ void Reducer::launch(size_t b) {
   const std::string what = "the gradient allreduce of bucket " + std::to_string(b) + " (of " +
                            std::to_string(buckets_.size()) + ") in step " + std::to_string(step_);
   // The gradients came in divided by the ranks (copy_in): the sum is the average.
+  if (ProcessComm* comm = bucket.comm) {
+    // On the device: rounded there now, behind the kernels that filled the bucket; the
+    // communicator's call runs on the device's stream after them (widened in finish).
+    if (wire.defined()) ops::cast_into(wire, flat);
+    const Tensor travels = wire.defined() ? wire : flat;
+    bucket.work = group_->submit("bucket allreduce", static_cast<int64_t>(b), what + " (NCCL)",
+                                 [comm, travels, stats = stats_](Transport&) {
+                                   const auto start = std::chrono::steady_clock::now();
+                                   comm->allreduce(travels.data(), travels.numel(), travels.dtype(),
+                                                   CollectiveOp::kSum);
+                                   if (stats) {
+                                     stats->add(&SyncTimes::allreduce, seconds_since(start));
+                                   }
+                                 });
+    return;
+  }
   bucket.work = group_->submit("bucket allreduce", static_cast<int64_t>(b), what,
                                [flat, wire, stats = stats_](Transport& tr) {
                                  const auto start = std::chrono::steady_clock::now();
@@ -297,6 +368,7 @@ void Reducer::finish() {
   const auto wait_start = std::chrono::steady_clock::now();
   for (Bucket& b : buckets_) {
     group_->wait(*b.work);
+    if (b.comm && b.wire.defined()) ops::cast_into(b.flat, b.wire);
     b.flat.bump_version();
   }
   if (stats_) stats_->add(&SyncTimes::sync_wait, seconds_since(wait_start));
@@ -321,7 +393,12 @@ void Reducer::shadow_step(int64_t step) {
     std::lock_guard<std::mutex> lock(mu_);
     step_ = step;
     for (size_t b = 0; b < buckets_.size(); ++b) {
-      std::memset(buckets_[b].flat.data(), 0, buckets_[b].flat.nbytes());
+      const Tensor& flat = buckets_[b].flat;
+      if (flat.device().is_cpu()) {
+        std::memset(flat.data(), 0, flat.nbytes());
+      } else {
+        ops::fill_(flat, 0.0);
+      }
       launch(b);
     }
   }

@@ -5,22 +5,29 @@
 // their gradients), and once the first synchronised backward has shown the order they
 // really arrive in, in that order (PyTorch's bucket rebuild). A bucket holds one dtype and
 // closes once it holds first_bucket_bytes (the first of its dtype, small so that
-// communication starts early) or bucket_bytes (the others). Buckets are host buffers. A hook on
-// each parameter copies its gradient, divided by the ranks, into its place in the bucket once
-// backward has accumulated it (so the allreduce's sum is the average, as in PyTorch's Reducer); on
-// a CPU device the gradient then becomes a view of that place (PyTorch's gradient_as_bucket_view),
+// communication starts early) or bucket_bytes (the others). A bucket lives where its collective
+// runs: on the parameters' CUDA device when the process group runs that device's collectives on
+// its communicator (NCCL), else in host memory (CPU parameters, and CUDA ones whose collectives go
+// through host memory and MPI). A hook on each parameter copies its gradient, divided by the ranks,
+// into its place in the bucket once backward has accumulated it (so the allreduce's sum is the
+// average, as in PyTorch's Reducer); where the bucket is on the parameter's device (or both are
+// host memory) the gradient then becomes a view of that place (PyTorch's gradient_as_bucket_view),
 // so the average needs no copy back, and later backwards without zero_grad accumulate in place.
 // When a bucket's last gradient is in, its allreduce is queued on the process group's communication
 // thread, while backward goes on. Buckets are queued in index order on every rank (a ready bucket
 // waits for the ones before it), so the ranks' collectives match. When the graph is done, a
 // backward callback queues the buckets no gradient reached (unused parameters count as zero, or as
 // their gradient so far), waits for every bucket and writes the averages back into the gradients
-// that are not views: when backward returns, the gradients are synchronised.
+// that are not views: when backward returns, the gradients are synchronised. A bucket on a CUDA
+// device is allreduced by the communicator on the device's compute stream (ProcessComm), after
+// the kernels that filled it: no copy through the host.
 //
 // With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket (divided
-// by the ranks, as every bucket) is rounded to bfloat16 before it travels, summed in bfloat16 by
-// the transport and widened back: half the bytes, each average within ranks * 2^-8 of
-// the mean of the ranks' gradient magnitudes (first order; docs/distributed.md).
+// by the ranks, as every bucket) is rounded to bfloat16 before it travels, summed in bfloat16
+// by the transport or the communicator and widened back (a bucket on a CUDA device is rounded
+// there before it is queued and widened after the wait): half the bytes, each average within
+// ranks * 2^-8 of the mean of the ranks' gradient magnitudes (first order;
+// docs/distributed.md).
 #pragma once
 
 #include <cstddef>
@@ -82,19 +89,24 @@ class Reducer {
   struct Bucket {
     std::vector<size_t> params;
     std::vector<int64_t> offsets;  // element offset of each parameter in flat
-    Tensor flat;                   // host buffer, one dtype
+    Tensor flat;                   // one dtype, on the host or on a CUDA device (see above)
     Tensor wire;                   // bfloat16 copy that travels (compression on), else undefined
+    ProcessComm* comm = nullptr;   // flat's device's communicator; null: host memory and MPI
     size_t pending = 0;            // gradients still to come in this backward
     std::shared_ptr<Work> work;
   };
 
   // Fills buckets_, bucket_of_ and slot_of_ with the parameters in `order`.
   void assign_buckets(const std::vector<size_t>& order);
+  // Logs (info) where the buckets live and what allreduces them.
+  void log_buckets() const;
   // param's place in its bucket, shaped as the parameter.
   Tensor slice_of(size_t param) const;
   bool is_bucket_view(size_t param, const Tensor& grad) const;
   void on_grad_ready(size_t param);
   void copy_in(size_t param, bool zero_if_missing);
+  // slice /= ranks, on the slice's device.
+  void divide(const Tensor& slice) const;
   void launch_ready();  // holds mu_
   void launch(size_t b);
   void finish();  // the backward callback
@@ -106,6 +118,7 @@ class Reducer {
   std::vector<Tensor> params_;
   std::vector<size_t> bucket_of_;  // per parameter
   std::vector<size_t> slot_of_;    // per parameter: index within its bucket
+  std::vector<Device> home_;       // per parameter: where its bucket lives
   std::vector<uint64_t> hook_ids_;
   std::vector<Bucket> buckets_;
 

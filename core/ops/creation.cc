@@ -162,4 +162,16 @@ Tensor to_dtype(const Tensor& t, DType dtype) {
   });
 }
 
+void cast_into(const Tensor& dst, const Tensor& src) {
+  check_defined(dst, "cast_into", "dst");
+  check_defined(src, "cast_into", "src");
+  DP_CHECK(dst.numel() == src.numel() && dst.device() == src.device(), kShapeMismatch,
+           "cast_into: dst (" << shape_str(dst.shape()) << " on " << dst.device().str()
+                              << ") and src (" << shape_str(src.shape()) << " on "
+                              << src.device().str() << ") differ in size or device");
+  dst.bump_version();
+  if (src.numel() == 0) return;
+  on_device(src, [&] { backend_of(src).cast(dev(src), src.kview(), dst.kview()); });
+}
+
 }  // namespace dp::ops

@@ -40,7 +40,9 @@ void fill_(const Tensor& t, double value);              // in place
 void copy_(const Tensor& dst, const Tensor& src);       // in place, any devices, no grad
 Tensor to_device(const Tensor& t, Device device);       // differentiable
 Tensor to_dtype(const Tensor& t, DType dtype);          // differentiable between floats
-Tensor clone(const Tensor& t);                          // differentiable
+// dst = src converted to dst's dtype (same element count and device); in place, no grad.
+void cast_into(const Tensor& dst, const Tensor& src);
+Tensor clone(const Tensor& t);  // differentiable
 
 // ---- elementwise (elementwise.cc) ----
 Tensor add(const Tensor& a, const Tensor& b);  // NumPy broadcasting

@@ -9,7 +9,9 @@
 //   - it is destroyed while MPI still runs (before the transport finalises it).
 // Environment: DP_FAKE_CUDA_BUS_ID (the PCI bus id every device reports; default one per
 // world rank, "fake:<rank>"), DP_FAKE_CUDA_NO_COMM=1 (no communicator, as a backend
-// without NCCL). Only copies, fill and affine (x * a + b) exist; other kernels raise.
+// without NCCL). Only copies, fill, affine (x * a + b), casts and elementwise binary ops on
+// operands of one shape exist (what the process-group and DDP tests run); other kernels
+// raise.
 #include <mpi.h>
 
 #include <cstdlib>
@@ -165,6 +167,21 @@ class FakeCuda final : public Backend {
   void affine(int, const KView& x, const KView& out, double alpha, double beta) override {
     for (int64_t i = 0; i < out.numel(); ++i) put(out, i, get(x, i) * alpha + beta);
   }
+  void cast(int, const KView& x, const KView& out) override {
+    for (int64_t i = 0; i < out.numel(); ++i) put(out, i, get(x, i));
+  }
+  // Operands of one shape only (no broadcasting), as DDP's tests use them.
+  void binary(int, BinaryOp op, const KView& a, const KView& b, const KView& out) override {
+    if (a.numel() != out.numel() || b.numel() != out.numel()) none("broadcasting binary");
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      const double x = get(a, i), y = get(b, i);
+      put(out, i,
+          op == BinaryOp::kAdd   ? x + y
+          : op == BinaryOp::kSub ? x - y
+          : op == BinaryOp::kMul ? x * y
+                                 : x / y);
+    }
+  }
 
   std::string process_comm_unavailable() const override {
     const char* env = std::getenv("DP_FAKE_CUDA_NO_COMM");
@@ -187,8 +204,6 @@ class FakeCuda final : public Backend {
   }
 
   // Everything else is beyond this fake.
-  void cast(int, const KView&, const KView&) override { none("cast"); }
-  void binary(int, BinaryOp, const KView&, const KView&, const KView&) override { none("binary"); }
   void unary(int, UnaryOp, const KView&, const KView&) override { none("unary"); }
   void unary_backward(int, UnaryOp, const KView&, const KView&, const KView&) override {
     none("unary_backward");

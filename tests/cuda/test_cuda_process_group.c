@@ -6,7 +6,9 @@
  * Each rank works on cuda:(local rank mod the CUDA devices), fills its tensors from its
  * rank, runs allreduce (sum, average, max, min; bfloat16 sum and average on the NCCL
  * route), broadcast and allgather, and compares every element with the value computed
- * here from the ranks' inputs. Exit status 0 when
+ * here from the ranks' inputs; then DistributedDataParallel over a model on that device,
+ * whose gradient buckets must live on the device on the NCCL route and in host memory
+ * otherwise, with float32 and bfloat16 allreduces. Exit status 0 when
  * every check passed, 77 (skip) without a CUDA device or with fewer GPUs than
  * DP_TEST_MIN_GPUS, 1 on a failed check. DP_TEST_EXPECT_INVALID_ENV=1 runs one check
  * instead: the first CUDA collective fails naming DP_DISTRIBUTED_CUDA (set it wrong).
@@ -24,19 +26,28 @@
 static int g_rank, g_size, g_failures, g_checks;
 static dp_device g_dev;
 
-/* The process group's messages about its route for CUDA tensors. */
+/* The process group's messages about its route for CUDA tensors, and DDP's about where
+   its gradient buckets live. */
 static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static char g_route_log[4096];
+static char g_bucket_log[1024];
+
+static void append_line(char* log, size_t size, const char* message) {
+  const size_t used = strlen(log);
+  if (used + 2 < size) {
+    strncat(log, message, size - used - 2);
+    strcat(log, "\n");
+  }
+}
 
 static void on_log(void* user_data, dp_log_level level, const char* message) {
   (void)user_data;
   (void)level;
-  if (!strstr(message, "collectives on cuda:")) return;
   pthread_mutex_lock(&g_log_mu);
-  const size_t used = strlen(g_route_log);
-  if (used + 2 < sizeof g_route_log) {
-    strncat(g_route_log, message, sizeof g_route_log - used - 2);
-    strcat(g_route_log, "\n");
+  if (strstr(message, "collectives on cuda:")) {
+    append_line(g_route_log, sizeof g_route_log, message);
+  } else if (strstr(message, "gradient buckets")) {
+    append_line(g_bucket_log, sizeof g_bucket_log, message);
   }
   pthread_mutex_unlock(&g_log_mu);
 }
@@ -272,6 +283,146 @@ static void cpu_and_cuda_collectives_interleave_in_issue_order(dp_context* ctx,
   dp_tensor_release(e);
 }
 
+/* --- DistributedDataParallel on the device ----------------------------------------------- */
+
+enum { kDdpN = 100 };
+
+/* y = x * a + x * b; c is a parameter the forward never uses. */
+static dp_result ddp_forward(void* user_data, dp_module* self, dp_tensor* const* inputs,
+                             size_t n_inputs, dp_tensor** outputs, size_t max_outputs,
+                             size_t* n_outputs) {
+  (void)user_data;
+  (void)n_inputs;
+  (void)max_outputs;
+  dp_tensor *a = NULL, *b = NULL, *xa = NULL, *xb = NULL;
+  dp_module_get(self, "a", &a);
+  dp_module_get(self, "b", &b);
+  dp_result r = dp_op_mul(inputs[0], a, &xa);
+  if (r == DP_OK) r = dp_op_mul(inputs[0], b, &xb);
+  if (r == DP_OK) r = dp_op_add(xa, xb, &outputs[0]);
+  dp_tensor_release(a);
+  dp_tensor_release(b);
+  dp_tensor_release(xa);
+  dp_tensor_release(xb);
+  *n_outputs = r == DP_OK ? 1 : 0;
+  return r;
+}
+
+/* x of rank r: (r + 1) * q_i with q_i = (i mod 13 + 1) / 4. Each gradient of a and b is
+   x (the output's gradient is ones), the average over the ranks q_i * (ranks + 1) / 2;
+   every value and partial sum is a multiple of 1/8 below 2^8 (for up to 4 ranks): exact in
+   float32 and in bfloat16, so the check is exact on either dtype of the allreduce. */
+static double ddp_q(int i) {
+  return (i % 13 + 1) * 0.25;
+}
+
+/* Where the process group runs this device's collectives on its communicator, DDP's buckets
+   live on the device and the communicator allreduces them; through host memory, they are
+   host buffers. Either way: two steps without zero_grad give twice the average on every
+   rank, on the parameters' device, and the unused parameter a zero gradient. */
+static void ddp_averages_gradients_on_the_devices_route(dp_context* ctx, dp_process_group* g,
+                                                        dp_dtype wire) {
+  char test[96];
+  snprintf(test, sizeof test, "%s (%s allreduce)", __func__,
+           wire == DP_BFLOAT16 ? "bfloat16" : "float32");
+  const int64_t n = kDdpN;
+  float zeros[kDdpN] = {0}, x[kDdpN];
+  double once[kDdpN], twice[kDdpN], none[kDdpN] = {0};
+  for (int i = 0; i < n; ++i) {
+    x[i] = (float)((g_rank + 1) * ddp_q(i));
+    once[i] = ddp_q(i) * (g_size + 1) / 2.0;
+    twice[i] = 2 * once[i];
+  }
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = ddp_forward;
+  dp_module* model = NULL;
+  MUST(dp_module_custom(ctx, &desc, &model));
+  const char* names[3] = {"a", "b", "c"};
+  for (int k = 0; k < 3; ++k) {
+    dp_tensor* p = cuda_tensor(ctx, DP_FLOAT32, &n, 1, zeros, sizeof zeros);
+    MUST(dp_tensor_set_requires_grad(p, 1));
+    MUST(dp_module_register_parameter(model, names[k], p));
+    dp_tensor_release(p);
+  }
+  dp_ddp_options o = DP_DDP_OPTIONS_INIT;
+  o.first_bucket_bytes = 64; /* a bucket per parameter */
+  o.bucket_bytes = 64;
+  o.allreduce_dtype = wire;
+  dp_ddp* ddp = NULL;
+  MUST(dp_ddp_create(model, g, &g_dev, 1, NULL, 0, &o, &ddp));
+  size_t buckets = 0;
+  MUST(dp_ddp_bucket_count(ddp, &buckets));
+  check(buckets == 3, test, "not one bucket per parameter");
+  dp_tensor* input = cuda_tensor(ctx, DP_FLOAT32, &n, 1, x, sizeof x);
+  float ones_v[kDdpN];
+  for (int i = 0; i < n; ++i) ones_v[i] = 1.0f;
+  dp_tensor* ones = cuda_tensor(ctx, DP_FLOAT32, &n, 1, ones_v, sizeof ones_v);
+  for (int step = 0; step < 2; ++step) {
+    dp_tensor* y = NULL;
+    size_t outs = 0;
+    MUST(dp_ddp_forward(ddp, &input, NULL, 1, &y, 1, &outs));
+    MUST(dp_backward(y, ones, 0));
+    dp_tensor_release(y);
+  }
+  for (int k = 0; k < 3; ++k) {
+    dp_tensor *p = NULL, *grad = NULL;
+    MUST(dp_module_get(model, names[k], &p));
+    MUST(dp_tensor_grad(p, &grad));
+    check(grad != NULL, test, "a parameter has no gradient");
+    if (grad) expect_values(test, grad, k < 2 ? twice : none, n, DP_FLOAT32, 0);
+    dp_tensor_release(grad);
+    dp_tensor_release(p);
+  }
+  dp_tensor_release(ones);
+  dp_tensor_release(input);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
+/* Rank 0's parameters on its CUDA device, the others' on the CPU: their collectives would
+   take different routes, so creation fails on every rank naming the device type. */
+static void ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(dp_context* ctx, dp_process_group* g) {
+  const int64_t n = 4;
+  const float v[4] = {1, 2, 3, 4};
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  const dp_device here = g_rank == 0 ? g_dev : cpu0;
+  dp_module* model = NULL;
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = ddp_forward;
+  MUST(dp_module_custom(ctx, &desc, &model));
+  dp_tensor* p = NULL;
+  MUST(dp_tensor_from_data(ctx, DP_FLOAT32, &n, 1, v, sizeof v, here, &p));
+  MUST(dp_module_register_parameter(model, "a", p));
+  dp_tensor_release(p);
+  dp_ddp* ddp = NULL;
+  const dp_result r = dp_ddp_create(model, g, &here, 1, NULL, 0, NULL, &ddp);
+  char text[512];
+  snprintf(text, sizeof text, "%s: %s", dp_result_string(r), r == DP_OK ? "" : dp_last_error());
+  check(r == DP_ERR_INVALID_ARGUMENT && strstr(text, "option 'device type' (cuda)") &&
+            strstr(text, "option 'device type' (cpu)"),
+        __func__, text);
+  if (r == DP_OK) dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
+static void ddp_buckets_live_where_the_route_says(void) {
+  const char* route = getenv("DP_TEST_EXPECT_ROUTE");
+  if (!route) return;
+  pthread_mutex_lock(&g_log_mu);
+  char seen[sizeof g_bucket_log];
+  memcpy(seen, g_bucket_log, sizeof seen);
+  pthread_mutex_unlock(&g_log_mu);
+  char device[96];
+  snprintf(device, sizeof device, "on cuda:%d, allreduced by its communicator", g_dev.index);
+  const int nccl = strcmp(route, "nccl") == 0;
+  const int ok = nccl ? strstr(seen, device) && !strstr(seen, "host memory")
+                      : strstr(seen, "in host memory") && !strstr(seen, "on cuda:");
+  char text[sizeof seen + 64];
+  snprintf(text, sizeof text, "expected buckets %s; the log said:\n%s",
+           nccl ? device : "in host memory", seen[0] ? seen : "(nothing)");
+  check(ok, __func__, text);
+}
+
 /* DP_DISTRIBUTED_CUDA set to neither nccl nor mpi: the first CUDA collective says so. */
 static void an_unknown_dp_distributed_cuda_is_an_invalid_argument(dp_context* ctx,
                                                                   dp_process_group* g) {
@@ -350,7 +501,11 @@ int main(void) {
     broadcast_gives_every_rank_the_last_ranks_tensor(ctx, g);
     allgather_concatenates_in_rank_order_on_the_device(ctx, g);
     cpu_and_cuda_collectives_interleave_in_issue_order(ctx, g);
+    ddp_averages_gradients_on_the_devices_route(ctx, g, DP_FLOAT32);
+    ddp_averages_gradients_on_the_devices_route(ctx, g, DP_BFLOAT16);
+    if (g_size > 1) ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(ctx, g);
     the_log_names_the_expected_route();
+    ddp_buckets_live_where_the_route_says();
   }
 
   dp_process_group_release(g);
