@@ -17,7 +17,11 @@
 #   5. bfloat16: dp-train's MLP and CNN at batch 4096 on cuda:0 with --precision fp32 and
 #      bf16, and the same models under PyTorch's CUDA autocast (bf16_step below): samples/s,
 #      the ratios bf16/fp32 and ours/PyTorch, and the test accuracies of both precisions,
-#      which must agree within 2 points.
+#      which must agree within 2 points,
+#   6. DistributedDataParallel on the GPU (ddp_step below), when the build has MPI: dp-train's
+#      CNN in one process, as 1 rank on NCCL and as 2 ranks sharing the GPU through host
+#      memory: samples/s, the ratios to one process, the bucket route each logged, and test
+#      accuracies within 2 points of the single process's.
 # A failing phase is reported and the next ones still run; the exit status is 0 only when
 # everything passed. Everything is printed and, when $OUT is set, saved there (at most 8
 # files): gpu-check.log, configure.log, build.log, ctest.log, dp_bench.jsonl,
@@ -39,7 +43,8 @@ PREFIX=${DP_DEPS_PREFIX:-/tmp/dp-gpu-deps}
 JOBS=${JOBS:-$(nproc)}
 LOGS=${OUT:-$BUILD/logs}
 DEADLINE=${DP_GPU_CHECK_SECONDS:-545}  # the whole check must end within 9 minutes
-BF16_SECONDS=75  # the bfloat16 step's share, the last phase (each phase before leaves it)
+BF16_SECONDS=75  # the bfloat16 step's share (each phase before leaves it)
+DDP_SECONDS=45   # the DDP step's share, the last phase
 mkdir -p "$LOGS"
 
 phase() { echo; echo "== [$(date +%H:%M:%S), ${SECONDS}s] $*"; }
@@ -213,7 +218,7 @@ main() {
 
   phase "configure ($BUILD)"
   rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles"
-  if ! timeout "$(budget 120 $((300 + BF16_SECONDS)))" cmake -S . -B "$BUILD" "${generator[@]}" \
+  if ! timeout "$(budget 120 $((300 + BF16_SECONDS + DDP_SECONDS)))" cmake -S . -B "$BUILD" "${generator[@]}" \
       -DCMAKE_BUILD_TYPE=Release -DDP_WITH_CUDA=ON -DDP_BUILD_BINDINGS=OFF \
       -DDP_BUILD_EXAMPLES=ON -DDP_BUILD_TESTS=ON -DDP_WERROR=OFF \
       -DDP_CUDA_ARCHITECTURES="${DP_CUDA_ARCHITECTURES:-90}" \
@@ -235,7 +240,7 @@ main() {
     have_mpi=1
     targets+=(dataparallel_mpi test_cuda_process_group test_fake_cuda_plugin)
   fi
-  if ! timeout "$(budget 330 $((150 + BF16_SECONDS)))" cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
+  if ! timeout "$(budget 330 $((150 + BF16_SECONDS + DDP_SECONDS)))" cmake --build "$BUILD" -j "$JOBS" --target "${targets[@]}" \
       >"$LOGS/build.log" 2>&1; then
     grep -E -B2 -A8 "error|Error" "$LOGS/build.log" | head -n 80
     echo "gpu-check: build FAILED (whole log: build.log)"
@@ -257,7 +262,7 @@ main() {
   fi
 
   phase "CUDA test suites (ctest -L cuda)"
-  if ! timeout "$(budget 180 $((250 + BF16_SECONDS)))" ctest --test-dir "$BUILD" -L cuda -E "^cuda_process_group_" \
+  if ! timeout "$(budget 180 $((250 + BF16_SECONDS + DDP_SECONDS)))" ctest --test-dir "$BUILD" -L cuda -E "^cuda_process_group_" \
       --output-on-failure -j 8 --timeout 150 --repeat "until-fail:${DP_GPU_CHECK_REPEAT:-1}" \
       >"$LOGS/ctest.log" 2>&1; then
     status=1
@@ -274,7 +279,7 @@ main() {
       echo
       echo "== the process-group step (mpirun)"
     } >>"$LOGS/ctest.log"
-    if ! timeout "$(budget 60 $((220 + BF16_SECONDS)))" ctest --test-dir "$BUILD" \
+    if ! timeout "$(budget 60 $((220 + BF16_SECONDS + DDP_SECONDS)))" ctest --test-dir "$BUILD" \
         -R "^(distributed_cuda_fake|cuda_process_group)_" --output-on-failure -V --timeout 50 \
         >>"$LOGS/ctest.log" 2>&1; then
       status=1
@@ -311,7 +316,7 @@ main() {
     local run acc_cuda="" acc_cpu=""
     for run in cuda cpu; do
       local line
-      line=$(DP_CUDA_DEVICES=0,0 timeout "$(budget 60 $((170 + BF16_SECONDS)))" "$BUILD/bin/dp-train" \
+      line=$(DP_CUDA_DEVICES=0,0 timeout "$(budget 60 $((170 + BF16_SECONDS + DDP_SECONDS)))" "$BUILD/bin/dp-train" \
                --data .gpu-data --model cnn --epochs 2 --lr 0.05 --devices "$run:0,$run:1" \
                --quiet --json | tail -n 1) || { echo "gpu-check: dp-train on $run FAILED"; status=1; }
       echo "$run: $line"
@@ -333,7 +338,7 @@ main() {
   fi
 
   phase "benchmark: libdataparallel (bench/dp_gpu_bench)"
-  if ! timeout "$(budget 160 $((170 + BF16_SECONDS)))" "$BUILD/bin/dp_gpu_bench" >"$LOGS/dp_bench.jsonl"; then
+  if ! timeout "$(budget 160 $((170 + BF16_SECONDS + DDP_SECONDS)))" "$BUILD/bin/dp_gpu_bench" >"$LOGS/dp_bench.jsonl"; then
     echo "gpu-check: dp_gpu_bench FAILED or ran out of time"
     status=1
   fi
@@ -344,7 +349,7 @@ main() {
   local engine
   for engine in im2col cudnn-benchmark; do
     phase "benchmark: the CNN with DP_CUDA_CONV=$engine"
-    if ! DP_CUDA_CONV=$engine timeout "$(budget 45 $((90 + BF16_SECONDS)))" "$BUILD/bin/dp_gpu_bench" --only train \
+    if ! DP_CUDA_CONV=$engine timeout "$(budget 45 $((90 + BF16_SECONDS + DDP_SECONDS)))" "$BUILD/bin/dp_gpu_bench" --only train \
         --model cnn >>"$LOGS/dp_bench_conv.jsonl"; then
       echo "gpu-check: dp_gpu_bench with DP_CUDA_CONV=$engine FAILED or ran out of time"
       status=1
@@ -353,7 +358,7 @@ main() {
   grep '"conv"' "$LOGS/dp_bench_conv.jsonl" || true
 
   phase "benchmark: PyTorch (bench/torch_gpu_reference.py)"
-  if ! PYTHONUNBUFFERED=1 timeout "$(budget 100 $((10 + BF16_SECONDS)))" python3 bench/torch_gpu_reference.py \
+  if ! PYTHONUNBUFFERED=1 timeout "$(budget 100 $((10 + BF16_SECONDS + DDP_SECONDS)))" python3 bench/torch_gpu_reference.py \
       >"$LOGS/torch_bench.jsonl"; then
     echo "gpu-check: torch_gpu_reference FAILED or ran out of time"
     status=1
@@ -366,8 +371,85 @@ main() {
     tee "$LOGS/table.md"
 
   phase "bfloat16: dp-train MLP and CNN at batch 4096 on cuda:0, fp32 and bf16, beside PyTorch"
+  local bf16_end=$((SECONDS + BF16_SECONDS))
   bf16_step || status=1
+  # What the bfloat16 step left unused goes to the DDP step.
+  [ "$SECONDS" -lt "$bf16_end" ] && DDP_SECONDS=$((DDP_SECONDS + bf16_end - SECONDS))
+
+  phase "DistributedDataParallel on cuda:0: 1 process, 1 rank on NCCL, 2 ranks sharing the GPU"
+  if [ "$have_mpi" = 1 ]; then
+    ddp_step || status=1
+  else
+    echo "(skipped: this build has no MPI)"
+  fi
   return "$status"
+}
+
+# dp-train's CNN for 2 epochs of Fashion-MNIST at batch 1024 on cuda:0: in one process, then
+# under mpirun as 1 rank (its collectives on NCCL, the gradient buckets on the GPU) and as
+# 2 ranks sharing the one GPU (NCCL refuses that: host memory and MPI). Prints samples/s
+# (epoch 2: the first chooses algorithms), each against the single process, the bucket
+# route that each rank 0 logged, and fails when a run fails or its test accuracy is more
+# than 2 points from the single process's. At most DDP_SECONDS.
+ddp_step() {
+  local end=$((SECONDS + DDP_SECONDS))
+  left() { local l=$((end - SECONDS)); [ "$l" -lt 5 ] && l=5; echo "$l"; }
+  if ! ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; then
+    echo "(skipped: no Fashion-MNIST in .gpu-data/)"
+    return 0
+  fi
+  local mpiexec
+  mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  local launch=("$mpiexec")
+  if "$mpiexec" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then
+    launch+=(--allow-run-as-root --oversubscribe)
+  fi
+  local dir="$BUILD/ddp-step" ok=0 run
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  local common=(--data .gpu-data --model cnn --epochs 2 --batch 1024 --lr 0.05
+                --devices cuda:0 --metrics "$dir/METRICS" --verbose --json)
+  for run in single 1rank 2ranks; do
+    local cmd=("$BUILD/bin/dp-train")
+    case $run in
+      1rank) cmd=("${launch[@]}" -n 1 "$BUILD/bin/dp-train" --distributed) ;;
+      2ranks) cmd=("${launch[@]}" -n 2 "$BUILD/bin/dp-train" --distributed) ;;
+    esac
+    local args=("${common[@]}")
+    args[${#args[@]}-3]="$dir/$run.csv"
+    if ! timeout "$(left)" "${cmd[@]}" "${args[@]}" >"$dir/$run.out" 2>&1; then
+      echo "gpu-check: DDP run '$run' FAILED or ran out of time:"
+      tail -n 8 "$dir/$run.out"
+      ok=1
+    fi
+    grep -m 1 "gradient buckets" "$dir/$run.out" | sed "s/^/$run: /" || true
+  done
+  python3 - "$dir" <<'PY' || ok=1
+import csv, sys
+d = sys.argv[1]
+rows = {}
+for run in ("single", "1rank", "2ranks"):
+    try:
+        rows[run] = list(csv.DictReader(open(f"{d}/{run}.csv")))
+    except OSError:
+        pass
+sps = {r: float(v[-1]["samples_per_s"]) for r, v in rows.items() if v}
+acc = {r: float(v[-1]["test_accuracy"]) for r, v in rows.items() if v}
+print("| run | samples/s (epoch 2) | against 1 process | test accuracy |")
+print("|---|---:|---:|---:|")
+for r in ("single", "1rank", "2ranks"):
+    if r in sps:
+        ratio = f"{sps[r] / sps['single']:.2f}x" if "single" in sps else "-"
+        print(f"| {r} | {sps[r]:,.0f} | {ratio} | {100 * acc[r]:.2f}% |")
+bad = len(sps) < 3
+for r in ("1rank", "2ranks"):
+    if "single" in acc and r in acc and abs(acc[r] - acc["single"]) > 0.02:
+        print(f"gpu-check: DDP run {r}'s test accuracy {acc[r]:.4f} is more than 2 points "
+              f"from one process's {acc['single']:.4f}")
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+  return "$ok"
 }
 
 # dp-train's MLP and CNN at batch 4096 on cuda:0, --precision fp32 then bf16, 15 epochs of

@@ -24,7 +24,8 @@
 #include "output_file.h"
 #include "training.h"
 
-/* The library's warnings and errors (the context's default log level), --quiet or not. */
+/* The library's warnings and errors (the context's default log level), --quiet or not;
+   its notes too with --verbose. */
 static void on_log(void* user, dp_log_level level, const char* message) {
   (void)user;
   fprintf(stderr, "dp-train: %s: %s\n", level >= DP_LOG_WARNING ? "warning" : "note", message);
@@ -34,6 +35,7 @@ static dp_context* create_context(const options* o) {
   dp_context_options co = DP_CONTEXT_OPTIONS_INIT;
   co.seed = o->seed;
   co.log_fn = on_log;
+  if (o->verbose) co.log_level = DP_LOG_INFO;
   dp_context* ctx = NULL;
   check(dp_context_create(&co, &ctx), "creating the devices");
   return ctx;

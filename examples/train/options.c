@@ -54,6 +54,8 @@ static void usage(FILE* f) {
           "  --plot FILE             per-epoch loss and accuracy as an SVG\n"
           "  --json                  a final JSON line with the results\n"
           "  --quiet                 no progress output (warnings and errors still show)\n"
+          "  --verbose               the library's notes too (devices, the collectives'\n"
+          "                          routes, where DDP's gradient buckets live)\n"
           "  --help                  this text\n\n"
           "Exit codes:\n"
           "  0    done\n"
@@ -107,6 +109,7 @@ void parse_options(int argc, char** argv, options* o) {
     OPT_PLOT,
     OPT_JSON,
     OPT_QUIET,
+    OPT_VERBOSE,
     OPT_OPTIMIZER,
     OPT_MOMENTUM,
     OPT_LIMIT,
@@ -136,6 +139,7 @@ void parse_options(int argc, char** argv, options* o) {
                                            {"plot", required_argument, NULL, OPT_PLOT},
                                            {"json", no_argument, NULL, OPT_JSON},
                                            {"quiet", no_argument, NULL, OPT_QUIET},
+                                           {"verbose", no_argument, NULL, OPT_VERBOSE},
                                            {"distributed", no_argument, NULL, OPT_DISTRIBUTED},
                                            {"allreduce", required_argument, NULL, OPT_ALLREDUCE},
                                            {"help", no_argument, NULL, 'h'},
@@ -207,6 +211,9 @@ void parse_options(int argc, char** argv, options* o) {
         break;
       case OPT_QUIET:
         o->quiet = 1;
+        break;
+      case OPT_VERBOSE:
+        o->verbose = 1;
         break;
       case OPT_DISTRIBUTED:
         o->distributed = 1;

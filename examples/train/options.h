@@ -25,6 +25,7 @@ typedef struct options {
   const char* plot;
   int json;
   int quiet;
+  int verbose; /* --verbose: the library's notes too (log level info) */
   int distributed;
   const char* allreduce; /* "fp32", or "bf16": --distributed's gradients travel in bfloat16 */
   int allreduce_given;
