@@ -14,14 +14,15 @@
 #   - the timeout's MPI_Abort ending the job step by itself, without --kill-on-bad-exit.
 # Prints one line per check; on any exit it stops the daemons it started and removes the
 # directory. Exits non-zero when a check fails. Needs root (slurmd starts the ranks) and
-# the Release build in BUILD_DIR (default build); installs its packages through
-# scripts/install-deps.sh.
+# the Release build; installs its packages through scripts/install-deps.sh.
+# Environment: BUILD_DIR (default build), DP_SLURM_CHECK_SECONDS (the checks' time
+# together, default 300; they take about 35 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD_DIR=$(realpath "${BUILD_DIR:-build}")
-# The whole check's time once the daemons run (about 35 s when it passes): a check that
-# hangs ends there, with the daemons stopped, instead of holding CI.
+# Counted once the daemons run: a check that hangs ends there, with the daemons stopped,
+# instead of holding CI.
 CHECK_SECONDS=${DP_SLURM_CHECK_SECONDS:-300}
 PYTHON=/usr/bin/python3
 
