@@ -29,6 +29,10 @@ PACKAGES=(
   abigail-tools          # abidw and abidiff: scripts/abi-check.sh against abi/libdataparallel.abi
   python3 python3-numpy python3-pytest
   python3-mpi4py         # the Python test of a process group over mpi4py's communicator
+  slurmd slurmctld slurm-client munge   # srun, on the one-node Slurm cluster that
+                         # scripts/slurm-check.sh starts and stops (with a munged of its own)
+  libpmix-dev            # Slurm's mpi/pmix opens libpmix.so, which only this package has
+                         # (libopenmpi-dev brings it too)
   python3-venv           # the Python wheel build (bindings/python/README.md) runs in a venv
   patchelf               # auditwheel repair rewrites the wheel's RPATHs and sonames with it
   locales                # localedef: a checkpoint test runs under a decimal-comma locale

@@ -3,6 +3,8 @@
 # Exits non-zero on any failure. Stages:
 #   1. Release build (build/): every ctest suite (C API, core, DataParallel, dp-train,
 #      bindings, CUDA where a GPU exists)
+#   1b. DistributedDataParallel under Slurm's srun on a one-node cluster started for it
+#      (scripts/slurm-check.sh, as root; Open MPI with --mpi=pmix, MPICH with --mpi=pmi2)
 #   2. valgrind --leak-check=full over the cmocka suites of that build
 #   3. AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/, fault injection
 #      on): the C and C++ suites and dp-train's
@@ -46,6 +48,15 @@ grep -hE "^\[==========\] .*test\(s\) run|^\[  (PASSED|FAILED)  \] [0-9]+ test\(
   "$BUILD_DIR/Testing/Temporary/LastTest.log" | sed 's/^/   /' || true
 
 if [ "${DP_TEST_QUICK:-0}" != 1 ]; then
+  if [ -e "$BUILD_DIR/lib/libdataparallel_mpi.so" ]; then  # MPI installed: the plugin built
+    echo "== 1b. DistributedDataParallel under Slurm's srun (scripts/slurm-check.sh)"
+    if [ "$(id -u)" -ne 0 ]; then
+      echo "   skipped: the check starts slurmd, which needs root"
+    elif ! BUILD_DIR=$BUILD_DIR scripts/slurm-check.sh; then
+      failures+=("slurm")
+    fi
+  fi
+
   echo "== 2. valgrind over the cmocka suites"
   for t in "$BUILD_DIR"/bin/test_capi_*; do
     [ "$(basename "$t")" = test_capi_dlopen ] && continue  # dlopen'ed library: reported by the others

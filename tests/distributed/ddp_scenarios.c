@@ -10,8 +10,8 @@
                it (MPICH ends a rank that calls MPI_Abort on a duplicate of the world only
                once the others make progress: 60 s, as the ranks have not talked yet)
      late      rank 1 (by the launcher's rank variable: Open MPI's OMPI_COMM_WORLD_RANK,
-               MPICH's PMI_RANK) comes 60 s late to the group: rank 0's start must end the
-               job after the timeout
+               MPICH's PMI_RANK, or PMIX_RANK, which srun --mpi=pmix sets) comes 60 s late
+               to the group: rank 0's start must end the job after the timeout
      trace     a few training steps of a wider MLP whose first bucket holds the last
                layer alone, for the overlap test (DP_TRACE set per rank by the launcher)
    Usage: ddp_scenarios MODE. Exit 0 when the mode ran to its end, 1 when DDP creation
@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   const char* launcher_rank = getenv("OMPI_COMM_WORLD_RANK");
   if (!launcher_rank) launcher_rank = getenv("PMI_RANK");
+  if (!launcher_rank) launcher_rank = getenv("PMIX_RANK");
   if (strcmp(mode, "late") == 0 && launcher_rank && strcmp(launcher_rank, "1") == 0) sleep(60);
   dp_context* ctx = ddp_context(1, 1);
   dp_process_group* group = NULL;

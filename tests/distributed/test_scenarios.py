@@ -83,7 +83,8 @@ def test_the_timeout_ends_a_rank_busy_outside_mpi_with_the_job():
 def launcher_rank_variable():
     """The variable the launcher gives each rank its number in, or None."""
     env = subprocess.run(MPIEXEC + ["-np", "1", "env"], stdout=subprocess.PIPE, text=True).stdout
-    for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK"):  # Open MPI's, MPICH's (Hydra)
+    # Open MPI's, MPICH's (Hydra, and srun --mpi=pmi2), PMIx's (srun --mpi=pmix)
+    for name in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"):
         if re.search(rf"^{name}=", env, re.MULTILINE):
             return name
     return None
@@ -91,7 +92,7 @@ def launcher_rank_variable():
 
 def test_a_rank_that_never_comes_ends_the_job_at_the_groups_start():
     if launcher_rank_variable() is None:
-        pytest.skip("rank 1 is made late through OMPI_COMM_WORLD_RANK or PMI_RANK")
+        pytest.skip("rank 1 is made late through OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK")
     code, out, seconds = run_job("late", ranks=2, timeout_s=5)
     assert code != 0, out
     # Open MPI's and MPICH's starts are collective: rank 0 waits inside MPI_Init_thread,
@@ -103,7 +104,7 @@ def test_a_rank_that_never_comes_ends_the_job_at_the_groups_start():
 def test_a_bucket_allreduce_starts_before_the_first_layers_backward_ends(tmp_path):
     rank_variable = launcher_rank_variable()
     if rank_variable is None:
-        pytest.skip("the per-rank trace path uses OMPI_COMM_WORLD_RANK or PMI_RANK")
+        pytest.skip("the per-rank trace path uses OMPI_COMM_WORLD_RANK, PMI_RANK or PMIX_RANK")
     pattern = str(tmp_path / f"trace.${rank_variable}.json")
     code, out, _ = run_job("trace", wrap=["/bin/sh", "-c", f'DP_TRACE="{pattern}" exec "$0" "$@"'])
     assert code == 0, out
