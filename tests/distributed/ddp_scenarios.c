@@ -13,7 +13,10 @@
                MPICH's PMI_RANK, or PMIX_RANK, which srun --mpi=pmix sets) comes 60 s late
                to the group: rank 0's start must end the job after the timeout
      trace     a few training steps of a wider MLP whose first bucket holds the last
-               layer alone, for the overlap test (DP_TRACE set per rank by the launcher)
+               layer alone, for the overlap test (DP_TRACE set per rank by the launcher);
+               batch 1024, so that the rest of backward (about 20 ms) outlasts the wait
+               of a woken communication thread for a core on a loaded machine (at batch
+               256 it lasted 2.5 ms and the thread started up to 3 ms late)
    Usage: ddp_scenarios MODE. Exit 0 when the mode ran to its end, 1 when DDP creation
    failed (mismatch prints "rank R: <result>: <message>"), 3 when a call failed. */
 #include <signal.h>
@@ -85,7 +88,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "kill") == 0) {
     train(ctx, ddp, model, 6, 16, rank, 3);
   } else if (strcmp(mode, "trace") == 0) {
-    train(ctx, ddp, model, 6, 256, rank, -1);
+    train(ctx, ddp, model, 6, 1024, rank, -1);
   } else if (strcmp(mode, "mismatch") == 0 || strcmp(mode, "late") == 0 ||
              strcmp(mode, "stall-barrier") == 0) {
     fprintf(stderr, "rank %d: the models were accepted\n", rank);
