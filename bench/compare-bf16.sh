@@ -19,18 +19,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-model=mlp epochs=1 batch=256 lr="" rounds=3 limit=0 build=build python="" torch_fp32=0
-cpus=$(nproc)
+# shellcheck source=bench/compare_common.sh
+source bench/compare_common.sh
+python="" torch_fp32=0
 configs="1proc-1thread,1proc-2thread,ddp-2x$((cpus / 2 > 0 ? cpus / 2 : 1))"
 while [ $# -gt 0 ]; do
+  compare_option "$@" && shift "$compare_shift" && continue
   case "$1" in
-    --model) model=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    --batch) batch=$2; shift 2 ;;
-    --lr) lr=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --limit) limit=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
     --python) python=$2; shift 2 ;;
     --torch-configs) configs=$2; shift 2 ;;
     --torch-fp32) torch_fp32=1; shift ;;
@@ -38,22 +33,14 @@ while [ $# -gt 0 ]; do
     *) echo "compare-bf16.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$lr" ]; then lr=$([ "$model" = cnn ] && echo 0.05 || echo 0.1); fi
-for b in dp-train dp-bench; do
-  [ -x "$build/bin/$b" ] || { echo "compare-bf16.sh: build $b first ($build/bin/$b)" >&2; exit 2; }
-done
+compare_setup compare-bf16.sh
+[ -x "$build/bin/dp-bench" ] || { echo "compare-bf16.sh: build dp-bench first ($build/bin/dp-bench)" >&2; exit 2; }
 if [ -z "$python" ]; then
   venv=${DP_TORCH2_VENV:-$HOME/.cache/libdataparallel/torch2-venv}
   python=/usr/bin/python3
   [ -x "$venv/bin/python" ] && python=$venv/bin/python
 fi
 torch_version=$("$python" -c 'import torch; print(torch.__version__)')
-devices_all=$(seq -s, -f "cpu:%g" 0 $((cpus - 1)))
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-limit_args=()
-if [ "$limit" != 0 ]; then limit_args=(--limit "$limit"); fi
 
 "$build/bin/dp-bench" bf16-device
 echo "{\"torch\": \"$torch_version\", \"python\": \"$python\"}"

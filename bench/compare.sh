@@ -11,33 +11,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-model=mlp epochs=1 batch=256 lr="" rounds=3 limit=0 build=build distributed=0
+# shellcheck source=bench/compare_common.sh
+source bench/compare_common.sh
+distributed=0
 ref=bench/torch_reference.py
 while [ $# -gt 0 ]; do
+  compare_option "$@" && shift "$compare_shift" && continue
   case "$1" in
-    --model) model=$2; shift 2 ;;
-    --epochs) epochs=$2; shift 2 ;;
-    --batch) batch=$2; shift 2 ;;
-    --lr) lr=$2; shift 2 ;;
-    --rounds) rounds=$2; shift 2 ;;
-    --limit) limit=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
     --torch-reference) ref=$2; shift 2 ;;
     --distributed) distributed=1; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [ -z "$lr" ]; then lr=$([ "$model" = cnn ] && echo 0.05 || echo 0.1); fi
+compare_setup compare.sh
 [ -f "$ref" ] || { echo "compare.sh: $ref not found (--torch-reference FILE)" >&2; exit 2; }
-[ -x "$build/bin/dp-train" ] || { echo "compare.sh: build dp-train first ($build/bin/dp-train)" >&2; exit 2; }
-cpus=$(nproc)
-devices_all=$(seq -s, -f "cpu:%g" 0 $((cpus - 1)))
-
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-limit_args=()
-if [ "$limit" != 0 ]; then limit_args=(--limit "$limit"); fi
 
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds: dp-train" >&2
