@@ -196,15 +196,9 @@ class CudaBackend final : public Backend {
  private:
   friend class ScratchBuffer;
 
-  // The bfloat16 halves of matmul and the convolutions (every view bfloat16).
+  // The bfloat16 half of matmul (every view bfloat16).
   void matmul_bf16(CudaDevice& d, int dev, const KView& a, const KView& b, const KView* bias,
                    const KView& out, const MatmulParams& p);
-  void conv2d_bf16(CudaDevice& d, int dev, const KView& x, const KView& w, const KView* bias,
-                   const KView& y, const Conv2dParams& p);
-  void conv2d_backward_data_bf16(CudaDevice& d, int dev, const KView& gy, const KView& w,
-                                 const KView& gx, const Conv2dParams& p);
-  void conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KView& x, const KView& gy,
-                                    const KView& gw, const KView* gbias, const Conv2dParams& p);
   void conv_bias_gradient(CudaDevice& d, const KView& gy, const KView& gbias, int64_t images,
                           int64_t channels, int64_t pixels);
   // Raises kDtypeMismatch, naming op and the operand, unless every view given (null: an

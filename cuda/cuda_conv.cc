@@ -95,15 +95,25 @@ Cudnn* CudaBackend::cudnn_for(CudaDevice& d, DType dtype) {
 }
 #endif
 
+// Each convolution: cuDNN when it takes the call, else im2col and cuBLAS in float32 or
+// float64; in bfloat16, which the im2col path does not take, the float32 path on widened
+// copies of the operands, rounded once at the end.
+
 void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* bias, const KView& y,
                          const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
-  if (y.dtype == DType::kBFloat16) return conv2d_bf16(d, dev, x, w, bias, y, p);
-  need_float(d, y, "conv2d");
+  const bool bf16 = y.dtype == DType::kBFloat16;
+  if (bf16) {
+    need_bf16(d, {{"x", &x}, {"weight", &w}, {"bias", bias}, {"y", &y}}, "conv2d");
+  } else {
+    need_float(d, y, "conv2d");
+  }
   if (y.numel() == 0) return;
   const ConvShape g = conv_shape(x, w, y, p);
 #if DP_HAVE_CUDNN
   if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, y.dtype, x.data, w.data, y.data)) {
+    // The bias in float on the product (for bfloat16: on the rounded product, rounded
+    // again, PyTorch's order too: its bfloat16 convolution adds the bias after cuDNN's).
     launched(d,
              kernels::channel_bias_relu(d.compute, y.dtype, y.data, g, bias ? bias->data : nullptr,
                                         p.relu),
@@ -111,6 +121,16 @@ void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* b
     return;
   }
 #endif
+  if (bf16) {
+    Float32Copies f32(host_, d);
+    const KView x32 = f32.in(x), w32 = f32.in(w);
+    KView bias32;
+    if (bias) bias32 = f32.in(*bias);
+    const KView y32 = f32.out(y, false);
+    conv2d(dev, x32, w32, bias ? &bias32 : nullptr, y32, p);
+    f32.finish();
+    return;
+  }
   const int64_t P = g.pixels();
   ConvChunks c(host_, d, g, y.dtype, im2col_budget(), "im2col");
   c.each([&](int64_t n0, int64_t nb) {
@@ -137,8 +157,13 @@ void CudaBackend::conv2d(int dev, const KView& x, const KView& w, const KView* b
 void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w, const KView& gx,
                                        const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
-  if (gx.dtype == DType::kBFloat16) return conv2d_backward_data_bf16(d, dev, gy, w, gx, p);
-  need_float(d, gx, "conv2d backward");
+  const bool bf16 = gx.dtype == DType::kBFloat16;
+  if (bf16) {
+    need_bf16(d, {{"grad_output", &gy}, {"weight", &w}, {"grad_input", &gx}},
+              "conv2d backward data");
+  } else {
+    need_float(d, gx, "conv2d backward");
+  }
   if (gx.numel() == 0) return;
   const ConvShape g = conv_shape(gx, w, gy, p);
 #if DP_HAVE_CUDNN
@@ -147,6 +172,14 @@ void CudaBackend::conv2d_backward_data(int dev, const KView& gy, const KView& w,
     return;
   }
 #endif
+  if (bf16) {
+    Float32Copies f32(host_, d);
+    const KView gy32 = f32.in(gy), w32 = f32.in(w);
+    const KView gx32 = f32.out(gx, false);
+    conv2d_backward_data(dev, gy32, w32, gx32, p);
+    f32.finish();
+    return;
+  }
   const int64_t P = g.pixels();
   ConvChunks c(host_, d, g, gx.dtype, im2col_budget(), "col2im");
   c.each([&](int64_t n0, int64_t nb) {
@@ -189,10 +222,13 @@ void CudaBackend::conv_bias_gradient(CudaDevice& d, const KView& gy, const KView
 void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& gy, const KView& gw,
                                           const KView* gbias, const Conv2dParams& p) {
   CudaDevice& d = worker_device(dev);
-  if (gw.dtype == DType::kBFloat16) {
-    return conv2d_backward_weights_bf16(d, dev, x, gy, gw, gbias, p);
+  const bool bf16 = gw.dtype == DType::kBFloat16;
+  if (bf16) {
+    need_bf16(d, {{"x", &x}, {"grad_output", &gy}, {"grad_weight", &gw}, {"grad_bias", gbias}},
+              "conv2d backward weights");
+  } else {
+    need_float(d, gw, "conv2d backward");
   }
-  need_float(d, gw, "conv2d backward");
   const ConvShape g = conv_shape(x, gw, gy, p);
   const int64_t P = g.pixels();
   if (gbias) conv_bias_gradient(d, gy, *gbias, g.N, g.O, P);
@@ -207,6 +243,14 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     return;
   }
 #endif
+  if (bf16) {
+    Float32Copies f32(host_, d);
+    const KView x32 = f32.in(x), gy32 = f32.in(gy);
+    const KView gw32 = f32.out(gw, false);
+    conv2d_backward_weights(dev, x32, gy32, gw32, nullptr, p);  // the bias gradient is done
+    f32.finish();
+    return;
+  }
   ConvChunks c(host_, d, g, gw.dtype, im2col_budget(), "im2col");
   c.each([&](int64_t n0, int64_t nb) {
     launched(d, kernels::im2col(d.compute, gw.dtype, x.data, c.patches.get(), g, n0, nb), "im2col");
@@ -227,77 +271,6 @@ void CudaBackend::conv2d_backward_weights(int dev, const KView& x, const KView& 
     m.accumulate = n0 > 0;
     d.blas->gemm(m);
   });
-}
-
-// ---- bfloat16: cuDNN, else the float32 path on widened copies ----
-
-void CudaBackend::conv2d_bf16(CudaDevice& d, int dev, const KView& x, const KView& w,
-                              const KView* bias, const KView& y, const Conv2dParams& p) {
-  need_bf16(d, {{"x", &x}, {"weight", &w}, {"bias", bias}, {"y", &y}}, "conv2d");
-  if (y.numel() == 0) return;
-#if DP_HAVE_CUDNN
-  const ConvShape g = conv_shape(x, w, y, p);
-  if (Cudnn* dnn = cudnn_for(d, y.dtype); dnn && dnn->forward(g, y.dtype, x.data, w.data, y.data)) {
-    // The bias in float on the rounded product, rounded again: PyTorch's order too (its
-    // bfloat16 convolution adds the bias after cuDNN's product).
-    launched(d,
-             kernels::channel_bias_relu(d.compute, y.dtype, y.data, g, bias ? bias->data : nullptr,
-                                        p.relu),
-             "conv2d bias");
-    return;
-  }
-#endif
-  Float32Copies f32(host_, d);
-  const KView x32 = f32.in(x), w32 = f32.in(w);
-  KView bias32;
-  if (bias) bias32 = f32.in(*bias);
-  const KView y32 = f32.out(y, false);
-  conv2d(dev, x32, w32, bias ? &bias32 : nullptr, y32, p);
-  f32.finish();
-}
-
-void CudaBackend::conv2d_backward_data_bf16(CudaDevice& d, int dev, const KView& gy, const KView& w,
-                                            const KView& gx, const Conv2dParams& p) {
-  need_bf16(d, {{"grad_output", &gy}, {"weight", &w}, {"grad_input", &gx}}, "conv2d backward data");
-  if (gx.numel() == 0) return;
-#if DP_HAVE_CUDNN
-  const ConvShape g = conv_shape(gx, w, gy, p);
-  if (Cudnn* dnn = cudnn_for(d, gx.dtype);
-      dnn && dnn->backward_data(g, gx.dtype, gy.data, w.data, gx.data)) {
-    return;
-  }
-#endif
-  Float32Copies f32(host_, d);
-  const KView gy32 = f32.in(gy), w32 = f32.in(w);
-  const KView gx32 = f32.out(gx, false);
-  conv2d_backward_data(dev, gy32, w32, gx32, p);
-  f32.finish();
-}
-
-void CudaBackend::conv2d_backward_weights_bf16(CudaDevice& d, int dev, const KView& x,
-                                               const KView& gy, const KView& gw, const KView* gbias,
-                                               const Conv2dParams& p) {
-  need_bf16(d, {{"x", &x}, {"grad_output", &gy}, {"grad_weight", &gw}, {"grad_bias", gbias}},
-            "conv2d backward weights");
-  const ConvShape g = conv_shape(x, gw, gy, p);
-  const int64_t P = g.pixels();
-  if (gbias) conv_bias_gradient(d, gy, *gbias, g.N, g.O, P);
-  if (gw.numel() == 0) return;
-  if (g.N == 0 || P == 0) {  // no output positions: the weights get no gradient
-    launched(d, kernels::fill(d.compute, gw, 0.0), "fill");
-    return;
-  }
-#if DP_HAVE_CUDNN
-  if (Cudnn* dnn = cudnn_for(d, gw.dtype);
-      dnn && dnn->backward_weights(g, gw.dtype, x.data, gy.data, gw.data)) {
-    return;
-  }
-#endif
-  Float32Copies f32(host_, d);
-  const KView x32 = f32.in(x), gy32 = f32.in(gy);
-  const KView gw32 = f32.out(gw, false);
-  conv2d_backward_weights(dev, x32, gy32, gw32, nullptr, p);  // the bias gradient is done
-  f32.finish();
 }
 
 }  // namespace dp::cuda_plugin
