@@ -291,16 +291,43 @@ void Reducer::on_grad_ready(size_t param) {
     }
   }
   copy_in(param, false);  // its own slice: no lock needed
-  std::lock_guard<std::mutex> lock(mu_);
-  ready_[param] = true;
-  if (!rebuilt_ && !order_recorded_) ready_order_.push_back(param);
-  --buckets_[bucket_of_[param]].pending;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_[param] = true;
+    if (!rebuilt_ && !order_recorded_) ready_order_.push_back(param);
+    --buckets_[bucket_of_[param]].pending;
+  }
   launch_ready();
 }
 
 void Reducer::launch_ready() {
-  while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
-    launch(next_launch_++);
+  // One thread launches at a time, in index order, and without mu_: a launch may run
+  // kernels on a bucket's device (the bfloat16 rounding), which waits for that device's
+  // worker, and the worker may be waiting for mu_ in its own gradient hook. A thread that
+  // finds a launch under way leaves its ready bucket to that thread, which looks again
+  // under mu_ before it stops launching.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (launching_) return;
+    launching_ = true;
+  }
+  for (;;) {
+    size_t b = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (next_launch_ == buckets_.size() || buckets_[next_launch_].pending != 0) {
+        launching_ = false;
+        return;
+      }
+      b = next_launch_++;
+    }
+    try {
+      launch(b);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      launching_ = false;
+      throw;
+    }
   }
 }
 
@@ -316,11 +343,14 @@ void Reducer::launch(size_t b) {
     // communicator's call runs on the device's stream after them (widened in finish).
     if (wire.defined()) ops::cast_into(wire, flat);
     const Tensor travels = wire.defined() ? wire : flat;
+    // The bucket is complete in the device's queue now; the call waits for that point only,
+    // not for the backward kernels queued by the time the communication thread reaches it.
+    std::shared_ptr<QueuePoint> filled = comm->mark();
     bucket.work = group_->submit("bucket allreduce", static_cast<int64_t>(b), what + " (NCCL)",
-                                 [comm, travels, stats = stats_](Transport&) {
+                                 [comm, travels, filled, stats = stats_](Transport&) {
                                    const auto start = std::chrono::steady_clock::now();
                                    comm->allreduce(travels.data(), travels.numel(), travels.dtype(),
-                                                   CollectiveOp::kSum);
+                                                   CollectiveOp::kSum, filled.get());
                                    if (stats) {
                                      stats->add(&SyncTimes::allreduce, seconds_since(start));
                                    }
@@ -343,16 +373,30 @@ void Reducer::launch(size_t b) {
 }
 
 void Reducer::finish() {
+  // What no gradient reached: unused parameters, as zeros (or their gradient so far),
+  // copied in without mu_ (kernels on a device, as in on_grad_ready).
+  std::vector<size_t> missing;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // What no gradient reached: unused parameters, as zeros (or their gradient so far).
     for (size_t k = 0; k < params_.size(); ++k) {
-      if (ready_[k]) continue;
-      copy_in(k, true);
+      if (!ready_[k]) missing.push_back(k);
+    }
+  }
+  for (size_t k : missing) copy_in(k, true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t k : missing) {
       ready_[k] = true;
       --buckets_[bucket_of_[k]].pending;
     }
-    launch_ready();
+  }
+  launch_ready();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Every hook has returned (the graph is done), so no other thread is launching.
+    DP_CHECK(!launching_ && next_launch_ == buckets_.size(), kInternal,
+             "step " << step_ << ": " << next_launch_ << " of " << buckets_.size()
+                     << " gradient buckets queued when backward ended");
     armed_ = false;
     if (!rebuilt_ && !order_recorded_) {
       // The first synchronised backward's order, the unused parameters last (in reverse,
@@ -392,15 +436,16 @@ void Reducer::shadow_step(int64_t step) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     step_ = step;
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      const Tensor& flat = buckets_[b].flat;
-      if (flat.device().is_cpu()) {
-        std::memset(flat.data(), 0, flat.nbytes());
-      } else {
-        ops::fill_(flat, 0.0);
-      }
-      launch(b);
+  }
+  // No backward runs on this rank: the caller's thread launches every bucket alone.
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    const Tensor& flat = buckets_[b].flat;
+    if (flat.device().is_cpu()) {
+      std::memset(flat.data(), 0, flat.nbytes());
+    } else {
+      ops::fill_(flat, 0.0);
     }
+    launch(b);
   }
   for (Bucket& b : buckets_) group_->wait(*b.work);
   std::lock_guard<std::mutex> lock(mu_);

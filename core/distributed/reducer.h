@@ -19,8 +19,8 @@
 // backward callback queues the buckets no gradient reached (unused parameters count as zero, or as
 // their gradient so far), waits for every bucket and writes the averages back into the gradients
 // that are not views: when backward returns, the gradients are synchronised. A bucket on a CUDA
-// device is allreduced by the communicator on the device's compute stream (ProcessComm), after
-// the kernels that filled it: no copy through the host.
+// device is allreduced by the communicator (ProcessComm) on a stream of its own, after the
+// kernels that filled it: no copy through the host.
 //
 // With allreduce_dtype bfloat16 (PyTorch's bf16_compress_hook), a float32 bucket (divided
 // by the ranks, as every bucket) is rounded to bfloat16 before it travels, summed in bfloat16
@@ -107,9 +107,11 @@ class Reducer {
   void copy_in(size_t param, bool zero_if_missing);
   // slice /= ranks, on the slice's device.
   void divide(const Tensor& slice) const;
-  void launch_ready();  // holds mu_
-  void launch(size_t b);
-  void finish();  // the backward callback
+  // Queues the ready buckets from next_launch_ on, in order (takes mu_ itself; called
+  // without it).
+  void launch_ready();
+  void launch(size_t b);  // without mu_: only the launching thread calls it
+  void finish();          // the backward callback
   void reset_buckets();
 
   std::shared_ptr<ProcessGroup> group_;
@@ -127,6 +129,7 @@ class Reducer {
   bool callback_queued_ = false;
   std::vector<bool> ready_;  // per parameter, in this backward
   size_t next_launch_ = 0;   // the first bucket not yet queued
+  bool launching_ = false;   // a thread is in launch_ready's loop
   int64_t step_ = 0;
   std::vector<size_t> ready_order_;  // the first synchronised backward's, as it arrives
   bool order_recorded_ = false;      // ready_order_ is complete
