@@ -422,6 +422,17 @@ std::vector<int> CudaBackend::distinct_gpus(const std::vector<int>& devs) const 
   return gpus;
 }
 
+namespace {
+
+// After a group of calls on non-blocking communicators (ncclGroupEnd's ncclInProgress):
+// waits until NCCL has queued every call on its stream, before the streams are used.
+void settle_group(const BackendHost& host, const std::vector<ncclComm_t>& comms,
+                  const std::string& where) {
+  for (ncclComm_t c : comms) check_nccl(host, where, nccl_settled(c), c, "ncclGroupEnd");
+}
+
+}  // namespace
+
 bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void*>& buffers,
                             size_t nbytes, size_t root) {
   // Logical devices on one GPU have no NCCL ranks of their own: the core copies instead.
@@ -446,6 +457,7 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   const ncclResult_t end = ncclGroupEnd();  // always closes the group
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclBroadcast");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
+  if (end == ncclInProgress) settle_group(host_, comms, where);
   return true;
 }
 
@@ -470,6 +482,7 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   const ncclResult_t end = ncclGroupEnd();
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclReduce");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
+  if (end == ncclInProgress) settle_group(host_, comms, where);
   return true;
 }
 

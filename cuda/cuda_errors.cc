@@ -33,10 +33,14 @@ void check_cublas(const BackendHost& host, const std::string& where, cublasStatu
 void check_nccl(const BackendHost& host, const std::string& where, ncclResult_t result,
                 ncclComm_t comm, const std::string& call) {
   if (result == ncclSuccess || result == ncclInProgress) return;
+  raise(host, Code::kBackend, where, nccl_failure(result, comm, call));
+}
+
+std::string nccl_failure(ncclResult_t result, ncclComm_t comm, const std::string& call) {
   std::string what = call + " failed: " + ncclGetErrorString(result);
   const char* detail = ncclGetLastError(comm);
   if (detail != nullptr && *detail != '\0') what += std::string(" (") + detail + ")";
-  raise(host, Code::kBackend, where, what);
+  return what;
 }
 
 DeviceGuard::DeviceGuard(int gpu) {

@@ -27,6 +27,8 @@ void check_cublas(const BackendHost& host, const std::string& where, cublasStatu
 // comm (may be null) supplies ncclGetLastError's detail.
 void check_nccl(const BackendHost& host, const std::string& where, ncclResult_t result,
                 ncclComm_t comm, const std::string& call);
+// check_nccl's message: "<call> failed: <NCCL's string> (<comm's last error>)".
+std::string nccl_failure(ncclResult_t result, ncclComm_t comm, const std::string& call);
 
 // Sets the calling thread's current GPU for its lifetime and restores the previous one.
 // Backend entry points that may run on any thread (allocate, deallocate, the

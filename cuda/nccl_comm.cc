@@ -1,8 +1,28 @@
 #include "nccl_comm.h"
 
+#include <chrono>
+#include <thread>
+
 #include "cuda_errors.h"
 
 namespace dp::cuda_plugin {
+
+ncclResult_t nccl_settled(ncclComm_t comm) {
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t got = ncclCommGetAsyncError(comm, &state);
+    if (got != ncclSuccess) return got;
+    if (state != ncclInProgress) return state;
+    // Spin briefly (an enqueue takes microseconds), then leave the core to others. A
+    // peer that never comes leaves it in progress: the core's timeout ends the job.
+    if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(200)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
 
 NcclComms::~NcclComms() {
   for (auto& [gpus, comms] : comms_) {
@@ -20,9 +40,16 @@ const std::vector<ncclComm_t>& NcclComms::get(const std::vector<int>& gpus) {
     if (!list.empty()) list += ',';
     list += std::to_string(g);
   }
-  check_nccl(host_, "GPUs " + list,
-             ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), gpus.data()), nullptr,
-             "ncclCommInitAll");
+  const ncclResult_t made =
+      ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), gpus.data());
+  check_nccl(host_, "GPUs " + list, made, nullptr, "ncclCommInitAll");
+  for (size_t i = 0; made == ncclInProgress && i < comms.size(); ++i) {
+    if (const ncclResult_t state = nccl_settled(comms[i]); state != ncclSuccess) {
+      const std::string why = nccl_failure(state, comms[i], "ncclCommInitAll");
+      for (ncclComm_t c : comms) ncclCommAbort(c);
+      raise(host_, Code::kBackend, "GPUs " + list, why);
+    }
+  }
   return comms_.emplace(gpus, std::move(comms)).first->second;
 }
 

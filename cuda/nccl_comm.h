@@ -33,4 +33,10 @@ class NcclComms {
 // ncclDataType_t of a dtype.
 ncclDataType_t nccl_type(DType dtype);
 
+// For a non-blocking communicator (NCCL_COMM_BLOCKING=0 makes every communicator one,
+// whatever its config says), whose initialisation and calls may return ncclInProgress:
+// polls ncclCommGetAsyncError until the communicator is no longer in progress and
+// returns its state (ncclSuccess, or the error to report). Immediate for a blocking one.
+ncclResult_t nccl_settled(ncclComm_t comm);
+
 }  // namespace dp::cuda_plugin

@@ -26,6 +26,16 @@ ncclRedOp_t nccl_op(CollectiveOp op) {
   return ncclSum;
 }
 
+class Event final : public QueuePoint {
+ public:
+  explicit Event(cudaEvent_t e) : event(e) {}
+  // A stream may still wait for it: CUDA releases it once that wait is done.
+  ~Event() override { cudaEventDestroy(event); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t event;
+};
+
 const char* op_name(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kSum:
@@ -78,44 +88,73 @@ NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int
     check_cuda(host_, where_, e, "cudaEventCreateWithFlags for the communicator");
   }
   ncclComm_t comm = nullptr;
-  const ncclResult_t r = ncclCommInitRank(&comm, nranks, uid, rank);
+  ncclResult_t r = ncclCommInitRank(&comm, nranks, uid, rank);
+  if (r == ncclInProgress) r = nccl_settled(comm);  // a non-blocking communicator
   if (r != ncclSuccess) {
+    // ncclGetLastError(nullptr): the thread's last error (when no communicator exists).
+    const std::string why = nccl_failure(r, comm, "ncclCommInitRank");
+    if (comm) ncclCommAbort(comm);
     cudaEventDestroy(computed_);
     cudaStreamDestroy(stream_);
-    // ncclGetLastError(nullptr): the thread's last error (no communicator exists).
-    check_nccl(host_, where_, r, nullptr, "ncclCommInitRank");
+    raise(host_, Code::kBackend, where_, why);
   }
   comm_ = comm;
 }
 
 NcclProcessComm::~NcclProcessComm() {
-  if (!comm_) return;
   DeviceGuard guard(gpu_);
-  if (broken_) {
-    ncclCommAbort(comm_);
-  } else {
-    ncclCommDestroy(comm_);
-  }
+  if (comm_) ncclCommDestroy(comm_);
   cudaEventDestroy(computed_);
   cudaStreamDestroy(stream_);
   (void)cudaGetLastError();
 }
 
-cudaStream_t NcclProcessComm::after_compute(const std::string& call) {
-  cudaError_t e = cudaEventRecord(computed_, compute_);
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(stream_, computed_, 0);
+void NcclProcessComm::fail(const std::string& why) {
+  if (comm_) {
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+  // The aborted calls end; after this no kernel of ours reads or writes a buffer that the
+  // caller may free once the error reaches it.
+  (void)cudaStreamSynchronize(stream_);
+  (void)cudaGetLastError();
+  raise(host_, Code::kBackend, where_, why);
+}
+
+std::unique_ptr<QueuePoint> NcclProcessComm::mark() {
+  DeviceGuard guard(gpu_);
+  cudaEvent_t e = nullptr;
+  check_cuda(host_, where_, cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+             "cudaEventCreateWithFlags for a point of the compute stream");
+  auto point = std::make_unique<Event>(e);
+  check_cuda(host_, where_, cudaEventRecord(e, compute_), "cudaEventRecord on the compute stream");
+  return point;
+}
+
+cudaStream_t NcclProcessComm::after_compute(const std::string& call, const QueuePoint* after) {
+  if (!comm_) {
+    raise(host_, Code::kBackend, where_,
+          call + ": the communicator was aborted after an earlier failure; end the job");
+  }
+  cudaError_t e = cudaSuccess;
+  cudaEvent_t wait_for = computed_;
+  if (after) {
+    wait_for = static_cast<const Event*>(after)->event;
+  } else {
+    e = cudaEventRecord(computed_, compute_);
+  }
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(stream_, wait_for, 0);
   if (e != cudaSuccess) {
-    broken_ = true;
-    check_cuda(host_, where_, e, call + ": ordering it after the compute stream");
+    fail(call + ": ordering it after the compute stream failed: " + cudaGetErrorString(e));
   }
   return stream_;
 }
 
 void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
-  if (queued != ncclSuccess) {
-    broken_ = true;
-    check_nccl(host_, where_, queued, comm_, call);
-  }
+  // A non-blocking communicator may still be queueing the call: its stream says nothing
+  // until NCCL is done with that.
+  if (queued == ncclInProgress) queued = nccl_settled(comm_);
+  if (queued != ncclSuccess) fail(nccl_failure(queued, comm_, call));
   // Polls instead of cudaStreamSynchronize: a peer's network failure sets NCCL's
   // asynchronous error while the kernel may wait for data forever (NCCL's own advice for
   // blocking communicators). A peer that simply stops leaves the kernel waiting: the core's
@@ -125,16 +164,12 @@ void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
     const cudaError_t state = cudaStreamQuery(stream_);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) {
-      broken_ = true;
-      check_cuda(host_, where_, state, call + ": waiting for the communicator's stream");
+      fail(call + ": waiting for the communicator's stream failed: " + cudaGetErrorString(state));
     }
     ncclResult_t async = ncclSuccess;
     const ncclResult_t got = ncclCommGetAsyncError(comm_, &async);
-    if (got != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
-      broken_ = true;
-      check_nccl(host_, where_, got != ncclSuccess ? got : async, comm_,
-                 call + (got != ncclSuccess ? ": ncclCommGetAsyncError" : ""));
-    }
+    if (got != ncclSuccess) fail(nccl_failure(got, comm_, call + ": ncclCommGetAsyncError"));
+    if (async != ncclSuccess && async != ncclInProgress) fail(nccl_failure(async, comm_, call));
     // Spin for the short calls (a small allreduce takes tens of microseconds), then
     // leave the core to others.
     if (std::chrono::steady_clock::now() - start < std::chrono::microseconds(200)) {
@@ -145,12 +180,13 @@ void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
   }
 }
 
-void NcclProcessComm::allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) {
+void NcclProcessComm::allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op,
+                                const QueuePoint* after) {
   if (count <= 0) return;
   DeviceGuard guard(gpu_);
   const std::string call = std::string("ncclAllReduce (") + op_name(op) + ") of " +
                            std::to_string(count) + " " + dtype_name(dtype);
-  cudaStream_t s = after_compute(call);
+  cudaStream_t s = after_compute(call, after);
   finish(
       ncclAllReduce(buf, buf, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comm_, s),
       call);
@@ -166,14 +202,15 @@ void NcclProcessComm::broadcast(void* buf, size_t nbytes, int root) {
   DeviceGuard guard(gpu_);
   const std::string call =
       "ncclBroadcast of " + std::to_string(nbytes) + " bytes from rank " + std::to_string(root);
-  finish(ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, after_compute(call)), call);
+  finish(ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, after_compute(call, nullptr)),
+         call);
 }
 
 void NcclProcessComm::allgather(const void* send, void* recv, size_t nbytes) {
   if (nbytes == 0) return;
   DeviceGuard guard(gpu_);
   const std::string call = "ncclAllGather of " + std::to_string(nbytes) + " bytes";
-  finish(ncclAllGather(send, recv, nbytes, ncclUint8, comm_, after_compute(call)), call);
+  finish(ncclAllGather(send, recv, nbytes, ncclUint8, comm_, after_compute(call, nullptr)), call);
 }
 
 }  // namespace dp::cuda_plugin

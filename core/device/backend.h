@@ -99,12 +99,19 @@ enum class Bf16Kernel : int {
 // The reductions of ProcessComm::allreduce.
 enum class CollectiveOp : int { kSum, kAverage, kMax, kMin };
 
+// A point in a device's queue of work, taken by ProcessComm::mark.
+class QueuePoint {
+ public:
+  virtual ~QueuePoint() = default;
+};
+
 // A communicator between processes, one device of this backend in each (the CUDA
 // backend's is NCCL's), made by Backend::process_comm. Rules:
 // - Every call is collective: each rank makes the same calls in the same order, from one
 //   thread (the process group's communication thread), never a device's worker.
-// - A call queues its work on the device after the work queued there so far, and returns
-//   once it is done: the result is then in the buffer, as with host memory.
+// - A call queues its work on the device after the work queued there so far (given a
+//   QueuePoint: after the work queued before the point), and returns once it is done:
+//   the result is then in the buffer, as with host memory.
 // - Buffers are device memory of the communicator's device. Failures raise (BackendHost).
 // - Deleting it destroys the communicator, which may wait for the other ranks to do the
 //   same: every rank deletes its own, after its last call.
@@ -113,11 +120,18 @@ class ProcessComm {
   virtual ~ProcessComm() = default;
   // In place: `count` elements of `dtype` at buf become their reduction over the ranks.
   // kAverage is for floating dtypes.
-  virtual void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) = 0;
+  // `after` (may be null, see mark): the point the call waits for.
+  virtual void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op,
+                         const QueuePoint* after) = 0;
   // In place: nbytes at buf become rank root's.
   virtual void broadcast(void* buf, size_t nbytes, int root) = 0;
   // recv (nranks * nbytes) receives every rank's nbytes of send, in rank order.
   virtual void allgather(const void* send, void* recv, size_t nbytes) = 0;
+  // The device's queue as it stands now, from any thread: an allreduce given the point
+  // waits for the work queued before it only, not for what the device has queued since
+  // (DDP marks a bucket as its last gradient comes in; its allreduce then runs beside the
+  // backward kernels queued after it). Null where a call cannot wait for less.
+  virtual std::unique_ptr<QueuePoint> mark() { return nullptr; }
 };
 
 // Services the core offers a backend.
@@ -325,6 +339,6 @@ class Backend {
 using CudaPluginEntryFn = Backend* (*)(const BackendHost* host, int abi_version, bool allow_tf32,
                                        const char** why);
 constexpr const char* kCudaPluginEntry = "dp_cuda_plugin_entry";
-constexpr int kBackendAbiVersion = 4;
+constexpr int kBackendAbiVersion = 5;
 
 }  // namespace dp

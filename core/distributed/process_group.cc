@@ -416,7 +416,7 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
     run_on_comm("allreduce", -1,
                 "allreduce of " + std::to_string(t.numel()) + " elements on " + t.device().str() +
                     " (NCCL)",
-                [comm, t, cop] { comm->allreduce(t.data(), t.numel(), t.dtype(), cop); });
+                [comm, t, cop] { comm->allreduce(t.data(), t.numel(), t.dtype(), cop, nullptr); });
     t.bump_version();
     return;
   }

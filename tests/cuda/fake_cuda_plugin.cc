@@ -9,11 +9,12 @@
 //   - it is destroyed while MPI still runs (before the transport finalises it).
 // Environment: DP_FAKE_CUDA_BUS_ID (the PCI bus id every device reports; default one per
 // world rank, "fake:<rank>"), DP_FAKE_CUDA_NO_COMM=1 (no communicator, as a backend
-// without NCCL). Only copies, fill, affine (x * a + b), casts and elementwise binary ops on
-// operands of one shape exist (what the process-group and DDP tests run); other kernels
-// raise.
+// without NCCL), DP_FAKE_CUDA_DEVICES (how many devices, default 1). Only copies, fill, affine (x *
+// a + b), casts and elementwise binary ops on operands of one shape exist (what the process-group
+// and DDP tests run); other kernels raise.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -76,7 +77,8 @@ class FakeComm final : public ProcessComm {
     MPI_Comm_free(&comm_);
   }
 
-  void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op) override {
+  void allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op,
+                 const QueuePoint*) override {
     on_owner("allreduce");
     if (dtype == DType::kBFloat16) return allreduce_bf16(static_cast<uint16_t*>(buf), count, op);
     MPI_Datatype type = dtype == DType::kFloat32   ? MPI_FLOAT
@@ -135,7 +137,10 @@ class FakeCuda final : public Backend {
   explicit FakeCuda(const BackendHost& host) : host_(host) {}
 
   DeviceType type() const override { return DeviceType::kCuda; }
-  int device_count() const override { return 1; }
+  int device_count() const override {
+    const char* env = std::getenv("DP_FAKE_CUDA_DEVICES");
+    return env && *env ? std::max(1, std::atoi(env)) : 1;
+  }
   std::string device_name(int dev) const override {
     return "cuda:" + std::to_string(dev) + " (fake, host memory)";
   }
