@@ -35,10 +35,24 @@ std::vector<std::string> model_entries(const Module& module, const DdpOptions& o
   entries.push_back(std::string("option 'broadcast_buffers' (") +
                     (options.broadcast_buffers ? "on" : "off") + ")");
   // CUDA parameters take their device's route (NCCL or host staging) and CPU ones MPI: the
-  // ranks' collectives match only when their parameters live on the same kind of device.
+  // ranks' collectives match only when each parameter lives on the same kind of device on
+  // every rank. One kind: "(cuda)"; mixed, in runs: "(cuda for parameters 0-2, cpu for 3)".
   const Module::Named params = module.named_parameters();
-  const char* kind = params.empty() || params.front().second.device().is_cpu() ? "cpu" : "cuda";
-  entries.push_back(std::string("option 'device type' (") + kind + ")");
+  std::vector<std::pair<const char*, size_t>> runs;  // kind, first parameter of the run
+  for (size_t i = 0; i < params.size(); ++i) {
+    const char* k = params[i].second.device().is_cpu() ? "cpu" : "cuda";
+    if (runs.empty() || std::string(runs.back().first) != k) runs.emplace_back(k, i);
+  }
+  std::ostringstream kinds;
+  if (runs.size() <= 1) kinds << (runs.empty() ? "cpu" : runs.front().first);
+  for (size_t r = 0; runs.size() > 1 && r < runs.size(); ++r) {
+    const size_t first = runs[r].second;
+    const size_t last = (r + 1 < runs.size() ? runs[r + 1].second : params.size()) - 1;
+    if (r > 0) kinds << ", ";
+    kinds << runs[r].first << (r == 0 ? " for parameters " : " for ") << first;
+    if (last > first) kinds << "-" << last;
+  }
+  entries.push_back("option 'device type' (" + kinds.str() + ")");
   return entries;
 }
 

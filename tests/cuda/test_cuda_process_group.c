@@ -405,6 +405,39 @@ static void ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(dp_context* ctx, dp_
   dp_module_release(model);
 }
 
+/* Two devices per rank (DataParallel then leaves the module where it is): every parameter
+   on the rank's first device, except rank 1's second one, on the CPU. The ranks' buckets
+   would differ (and rank 1's first forward would fail alone), so creation fails on every
+   rank naming where each parameter lives. */
+static void ddp_with_a_parameter_on_another_device_fails_on_every_rank(dp_context* ctx,
+                                                                       dp_process_group* g) {
+  const int64_t n = 4;
+  const float v[4] = {1, 2, 3, 4};
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  dp_module* model = NULL;
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = ddp_forward;
+  MUST(dp_module_custom(ctx, &desc, &model));
+  const char* names[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; ++i) {
+    dp_tensor* p = NULL;
+    MUST(dp_tensor_from_data(ctx, DP_FLOAT32, &n, 1, v, sizeof v,
+                             g_rank == 1 && i == 1 ? cpu0 : g_dev, &p));
+    MUST(dp_module_register_parameter(model, names[i], p));
+    dp_tensor_release(p);
+  }
+  dp_ddp* ddp = NULL;
+  const dp_device devices[2] = {g_dev, {DP_DEVICE_CUDA, (g_dev.index + 1) % 2}};
+  const dp_result r = dp_ddp_create(model, g, devices, 2, NULL, 0, NULL, &ddp);
+  char text[512];
+  snprintf(text, sizeof text, "%s: %s", dp_result_string(r), r == DP_OK ? "" : dp_last_error());
+  check(r == DP_ERR_INVALID_ARGUMENT && strstr(text, "option 'device type' (cuda)") &&
+            strstr(text, "option 'device type' (cuda for parameters 0, cpu for 1, cuda for 2)"),
+        __func__, text);
+  if (r == DP_OK) dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 static void ddp_buckets_live_where_the_route_says(void) {
   const char* route = getenv("DP_TEST_EXPECT_ROUTE");
   if (!route) return;
@@ -504,6 +537,7 @@ int main(void) {
     ddp_averages_gradients_on_the_devices_route(ctx, g, DP_FLOAT32);
     ddp_averages_gradients_on_the_devices_route(ctx, g, DP_BFLOAT16);
     if (g_size > 1) ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(ctx, g);
+    if (g_size > 1 && gpus >= 2) ddp_with_a_parameter_on_another_device_fails_on_every_rank(ctx, g);
     the_log_names_the_expected_route();
     ddp_buckets_live_where_the_route_says();
   }
