@@ -379,30 +379,41 @@ static void ddp_averages_gradients_on_the_devices_route(dp_context* ctx, dp_proc
   dp_module_release(model);
 }
 
-/* Rank 0's parameters on its CUDA device, the others' on the CPU: their collectives would
-   take different routes, so creation fails on every rank naming the device type. */
-static void ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(dp_context* ctx, dp_process_group* g) {
+/* DDP over `devices` of a model whose parameters live on `where` (one each): creation must
+   fail on every rank with DP_ERR_INVALID_ARGUMENT, its message holding `want_a` and
+   `want_b` (rank 0's entry and another rank's). */
+static void ddp_creation_fails_naming(dp_context* ctx, dp_process_group* g, const dp_device* where,
+                                      int nparams, const dp_device* devices, int ndevices,
+                                      const char* want_a, const char* want_b, const char* test) {
   const int64_t n = 4;
   const float v[4] = {1, 2, 3, 4};
-  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
-  const dp_device here = g_rank == 0 ? g_dev : cpu0;
+  const char* names[3] = {"a", "b", "c"};
   dp_module* model = NULL;
   dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
   desc.forward = ddp_forward;
   MUST(dp_module_custom(ctx, &desc, &model));
-  dp_tensor* p = NULL;
-  MUST(dp_tensor_from_data(ctx, DP_FLOAT32, &n, 1, v, sizeof v, here, &p));
-  MUST(dp_module_register_parameter(model, "a", p));
-  dp_tensor_release(p);
+  for (int i = 0; i < nparams && i < 3; ++i) {
+    dp_tensor* p = NULL;
+    MUST(dp_tensor_from_data(ctx, DP_FLOAT32, &n, 1, v, sizeof v, where[i], &p));
+    MUST(dp_module_register_parameter(model, names[i], p));
+    dp_tensor_release(p);
+  }
   dp_ddp* ddp = NULL;
-  const dp_result r = dp_ddp_create(model, g, &here, 1, NULL, 0, NULL, &ddp);
+  const dp_result r = dp_ddp_create(model, g, devices, ndevices, NULL, 0, NULL, &ddp);
   char text[512];
   snprintf(text, sizeof text, "%s: %s", dp_result_string(r), r == DP_OK ? "" : dp_last_error());
-  check(r == DP_ERR_INVALID_ARGUMENT && strstr(text, "option 'device type' (cuda)") &&
-            strstr(text, "option 'device type' (cpu)"),
-        __func__, text);
+  check(r == DP_ERR_INVALID_ARGUMENT && strstr(text, want_a) && strstr(text, want_b), test, text);
   if (r == DP_OK) dp_ddp_release(ddp);
   dp_module_release(model);
+}
+
+/* Rank 0's parameters on its CUDA device, the others' on the CPU: their collectives would
+   take different routes, so creation fails on every rank naming the device type. */
+static void ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(dp_context* ctx, dp_process_group* g) {
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  const dp_device here = g_rank == 0 ? g_dev : cpu0;
+  ddp_creation_fails_naming(ctx, g, &here, 1, &here, 1, "option 'device type' (cuda)",
+                            "option 'device type' (cpu)", __func__);
 }
 
 /* Two devices per rank (DataParallel then leaves the module where it is): every parameter
@@ -411,31 +422,12 @@ static void ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(dp_context* ctx, dp_
    rank naming where each parameter lives. */
 static void ddp_with_a_parameter_on_another_device_fails_on_every_rank(dp_context* ctx,
                                                                        dp_process_group* g) {
-  const int64_t n = 4;
-  const float v[4] = {1, 2, 3, 4};
   const dp_device cpu0 = {DP_DEVICE_CPU, 0};
-  dp_module* model = NULL;
-  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
-  desc.forward = ddp_forward;
-  MUST(dp_module_custom(ctx, &desc, &model));
-  const char* names[3] = {"a", "b", "c"};
-  for (int i = 0; i < 3; ++i) {
-    dp_tensor* p = NULL;
-    MUST(dp_tensor_from_data(ctx, DP_FLOAT32, &n, 1, v, sizeof v,
-                             g_rank == 1 && i == 1 ? cpu0 : g_dev, &p));
-    MUST(dp_module_register_parameter(model, names[i], p));
-    dp_tensor_release(p);
-  }
-  dp_ddp* ddp = NULL;
+  const dp_device where[3] = {g_dev, g_rank == 1 ? cpu0 : g_dev, g_dev};
   const dp_device devices[2] = {g_dev, {DP_DEVICE_CUDA, (g_dev.index + 1) % 2}};
-  const dp_result r = dp_ddp_create(model, g, devices, 2, NULL, 0, NULL, &ddp);
-  char text[512];
-  snprintf(text, sizeof text, "%s: %s", dp_result_string(r), r == DP_OK ? "" : dp_last_error());
-  check(r == DP_ERR_INVALID_ARGUMENT && strstr(text, "option 'device type' (cuda)") &&
-            strstr(text, "option 'device type' (cuda for parameters 0, cpu for 1, cuda for 2)"),
-        __func__, text);
-  if (r == DP_OK) dp_ddp_release(ddp);
-  dp_module_release(model);
+  ddp_creation_fails_naming(ctx, g, where, 3, devices, 2, "option 'device type' (cuda)",
+                            "option 'device type' (cuda for parameters 0, cpu for 1, cuda for 2)",
+                            __func__);
 }
 
 static void ddp_buckets_live_where_the_route_says(void) {
