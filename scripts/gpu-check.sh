@@ -55,6 +55,11 @@ budget() {
   [ "$left" -lt 10 ] && left=10  # timeout 0 would mean no limit at all
   if [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
 }
+# Seconds left to the running step before its own deadline, $step_end (a local of the
+# step that calls it), and at least 5.
+left() { local l=$((step_end - SECONDS)); [ "$l" -lt 5 ] && l=5; echo "$l"; }
+# Whether scripts/gpu-check-prepare.sh has put Fashion-MNIST into .gpu-data/.
+have_dataset() { ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; }
 
 # Extracts a .deb without dpkg when the machine has none (ar archive, data.tar.*).
 extract_deb() {
@@ -311,7 +316,7 @@ main() {
   fi
 
   phase "dp-train on the GPU: the CNN, 2 epochs, DataParallel over 2 logical devices"
-  if ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; then
+  if have_dataset; then
     # The same run on two CPU devices: the two must reach about the same accuracy.
     local run acc_cuda="" acc_cpu=""
     for run in cuda cpu; do
@@ -392,9 +397,8 @@ main() {
 # route that each rank 0 logged, and fails when a run fails or its test accuracy is more
 # than 2 points from the single process's. At most DDP_SECONDS.
 ddp_step() {
-  local end=$((SECONDS + DDP_SECONDS))
-  left() { local l=$((end - SECONDS)); [ "$l" -lt 5 ] && l=5; echo "$l"; }
-  if ! ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; then
+  local step_end=$((SECONDS + DDP_SECONDS))
+  if ! have_dataset; then
     echo "(skipped: no Fashion-MNIST in .gpu-data/)"
     return 0
   fi
@@ -463,9 +467,8 @@ PY
 # run fails or when a model's bf16 test accuracy is more than 2 points from its fp32 one
 # (a broken bfloat16 path), not on speed. At most BF16_SECONDS.
 bf16_step() {
-  local end=$((SECONDS + BF16_SECONDS))
-  left() { local l=$((end - SECONDS)); [ "$l" -lt 5 ] && l=5; echo "$l"; }
-  if ! ls .gpu-data/*-ubyte.gz >/dev/null 2>&1; then
+  local step_end=$((SECONDS + BF16_SECONDS))
+  if ! have_dataset; then
     echo "(skipped: no Fashion-MNIST in .gpu-data/; run scripts/gpu-check-prepare.sh here)"
     return 0
   fi
