@@ -26,6 +26,15 @@ void allreduce_compressed(Transport& tr, const Tensor& flat, const Tensor& wire)
   cpu_loops::bf16_to_float(w, flat.data_as<float>(), count);
 }
 
+// Zeros a bucket or a part of one: host memory directly, device memory by a kernel.
+void zero(const Tensor& t) {
+  if (t.device().is_cpu()) {
+    std::memset(t.data(), 0, t.nbytes());
+  } else {
+    ops::fill_(t, 0.0);
+  }
+}
+
 }  // namespace
 
 Reducer::Reducer(std::shared_ptr<ProcessGroup> group, std::vector<Tensor> params,
@@ -255,11 +264,7 @@ void Reducer::copy_in(size_t param, bool zero_if_missing) {
     copy_bytes(slice, grad);
     divide(slice);
   } else if (zero_if_missing) {
-    if (slice.device().is_cpu()) {
-      std::memset(slice.data(), 0, slice.nbytes());
-    } else {
-      ops::fill_(slice, 0.0);
-    }
+    zero(slice);
   } else {
     return;
   }
@@ -439,12 +444,7 @@ void Reducer::shadow_step(int64_t step) {
   }
   // No backward runs on this rank: the caller's thread launches every bucket alone.
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    const Tensor& flat = buckets_[b].flat;
-    if (flat.device().is_cpu()) {
-      std::memset(flat.data(), 0, flat.nbytes());
-    } else {
-      ops::fill_(flat, 0.0);
-    }
+    zero(buckets_[b].flat);
     launch(b);
   }
   for (Bucket& b : buckets_) group_->wait(*b.work);
