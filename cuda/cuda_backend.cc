@@ -14,6 +14,7 @@
 
 #include "cuda_errors.h"
 #include "nccl_comm.h"
+#include "nccl_order.h"
 #include "nccl_process_comm.h"
 
 namespace dp::cuda_plugin {
@@ -433,6 +434,13 @@ void settle_group(const BackendHost& host, const std::vector<ncclComm_t>& comms,
 
 }  // namespace
 
+std::vector<cudaStream_t> CudaBackend::compute_streams(const std::vector<int>& devs) const {
+  std::vector<cudaStream_t> streams;
+  streams.reserve(devs.size());
+  for (int dev : devs) streams.push_back(devices_[dev]->compute);
+  return streams;
+}
+
 bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void*>& buffers,
                             size_t nbytes, size_t root) {
   // Logical devices on one GPU have no NCCL ranks of their own: the core copies instead.
@@ -440,6 +448,8 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL broadcast of " + std::to_string(nbytes) + " bytes";
+  // In each GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
+  NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;
   size_t failed = 0;
@@ -458,6 +468,7 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclBroadcast");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
   if (end == ncclInProgress) settle_group(host_, comms, where);
+  launch.queued();
   return true;
 }
 
@@ -467,6 +478,8 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL reduce of " + std::to_string(count) + " " + dtype_name(dtype);
+  // In each GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
+  NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;
   size_t failed = 0;
@@ -483,6 +496,7 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclReduce");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
   if (end == ncclInProgress) settle_group(host_, comms, where);
+  launch.queued();
   return true;
 }
 

@@ -236,6 +236,8 @@ class CudaBackend final : public Backend {
                              size_t rows);
   // Physical GPUs of `devs` when they are pairwise distinct, else empty.
   std::vector<int> distinct_gpus(const std::vector<int>& devs) const;
+  // The compute stream of each of `devs`, in order.
+  std::vector<cudaStream_t> compute_streams(const std::vector<int>& devs) const;
   void release_all() noexcept;
 
   BackendHost host_;  // a copy: raise is stateless; log only while the context lives

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 #include <utility>
 
 #include "cuda_errors.h"
 #include "nccl_comm.h"
+#include "nccl_order.h"
 
 namespace dp::cuda_plugin {
 
@@ -99,9 +101,18 @@ NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int
     raise(host_, Code::kBackend, where_, why);
   }
   comm_ = comm;
+  try {
+    NcclOrder::process().join(host_, gpu_);
+  } catch (...) {
+    ncclCommDestroy(comm_);
+    cudaEventDestroy(computed_);
+    cudaStreamDestroy(stream_);
+    throw;
+  }
 }
 
 NcclProcessComm::~NcclProcessComm() {
+  NcclOrder::process().leave(gpu_);
   DeviceGuard guard(gpu_);
   if (comm_) ncclCommDestroy(comm_);
   cudaEventDestroy(computed_);
@@ -150,11 +161,19 @@ cudaStream_t NcclProcessComm::after_compute(const std::string& call, const Queue
   return stream_;
 }
 
-void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
-  // A non-blocking communicator may still be queueing the call: its stream says nothing
-  // until NCCL is done with that.
-  if (queued == ncclInProgress) queued = nccl_settled(comm_);
-  if (queued != ncclSuccess) fail(nccl_failure(queued, comm_, call));
+void NcclProcessComm::run(const std::string& call, const QueuePoint* after,
+                          const std::function<ncclResult_t(cudaStream_t)>& queue) {
+  DeviceGuard guard(gpu_);
+  {
+    // In the GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
+    NcclOrder::Launch launch(NcclOrder::process(), host_, {gpu_}, {stream_});
+    ncclResult_t queued = queue(after_compute(call, after));
+    // A non-blocking communicator may still be queueing the call: its stream says nothing
+    // until NCCL is done with that.
+    if (queued == ncclInProgress) queued = nccl_settled(comm_);
+    if (queued != ncclSuccess) fail(nccl_failure(queued, comm_, call));
+    launch.queued();
+  }
   // Polls instead of cudaStreamSynchronize: a peer's network failure sets NCCL's
   // asynchronous error while the kernel may wait for data forever (NCCL's own advice for
   // blocking communicators). A peer that simply stops leaves the kernel waiting: the core's
@@ -183,13 +202,12 @@ void NcclProcessComm::finish(ncclResult_t queued, const std::string& call) {
 void NcclProcessComm::allreduce(void* buf, int64_t count, DType dtype, CollectiveOp op,
                                 const QueuePoint* after) {
   if (count <= 0) return;
-  DeviceGuard guard(gpu_);
   const std::string call = std::string("ncclAllReduce (") + op_name(op) + ") of " +
                            std::to_string(count) + " " + dtype_name(dtype);
-  cudaStream_t s = after_compute(call, after);
-  finish(
-      ncclAllReduce(buf, buf, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comm_, s),
-      call);
+  run(call, after, [&](cudaStream_t s) {
+    return ncclAllReduce(buf, buf, static_cast<size_t>(count), nccl_type(dtype), nccl_op(op), comm_,
+                         s);
+  });
 }
 
 void NcclProcessComm::broadcast(void* buf, size_t nbytes, int root) {
@@ -199,18 +217,17 @@ void NcclProcessComm::broadcast(void* buf, size_t nbytes, int root) {
         host_, Code::kOutOfRange, where_,
         "broadcast root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks_));
   }
-  DeviceGuard guard(gpu_);
   const std::string call =
       "ncclBroadcast of " + std::to_string(nbytes) + " bytes from rank " + std::to_string(root);
-  finish(ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, after_compute(call, nullptr)),
-         call);
+  run(call, nullptr,
+      [&](cudaStream_t s) { return ncclBroadcast(buf, buf, nbytes, ncclUint8, root, comm_, s); });
 }
 
 void NcclProcessComm::allgather(const void* send, void* recv, size_t nbytes) {
   if (nbytes == 0) return;
-  DeviceGuard guard(gpu_);
   const std::string call = "ncclAllGather of " + std::to_string(nbytes) + " bytes";
-  finish(ncclAllGather(send, recv, nbytes, ncclUint8, comm_, after_compute(call, nullptr)), call);
+  run(call, nullptr,
+      [&](cudaStream_t s) { return ncclAllGather(send, recv, nbytes, ncclUint8, comm_, s); });
 }
 
 }  // namespace dp::cuda_plugin

@@ -7,6 +7,9 @@
 // kernels queued on the compute stream later (DDP's backward, while a gradient bucket is
 // allreduced) run alongside.
 //
+// Every call is chained with the GPU's other NCCL calls (DataParallel's, when the rank
+// has several GPUs) into one order: nccl_order.h.
+//
 // Non-blocking communicators (NCCL_COMM_BLOCKING=0) are waited for after each call that
 // returns ncclInProgress. On any failure the communicator is aborted at once
 // (ncclCommAbort: NCCL's calls queued on it stop, nothing of them can be trusted), its
@@ -18,6 +21,7 @@
 #include <nccl.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,9 +55,12 @@ class NcclProcessComm final : public ProcessComm {
   // The communicator's stream, made to wait for `after` (null: what the compute stream
   // holds now). Raises when the communicator was aborted.
   cudaStream_t after_compute(const std::string& call, const QueuePoint* after);
-  // Checks a queued call's result, waits until NCCL has queued it (non-blocking
-  // communicators), then for the communicator's stream, checking NCCL's asynchronous error.
-  void finish(ncclResult_t queued, const std::string& call);
+  // Queues one call on the communicator's stream with `queue`, after `after` (see
+  // after_compute) and in the GPU's order of NCCL calls (nccl_order.h); checks its result,
+  // waits until NCCL has queued it (non-blocking communicators), then for the stream,
+  // checking NCCL's asynchronous error.
+  void run(const std::string& call, const QueuePoint* after,
+           const std::function<ncclResult_t(cudaStream_t)>& queue);
   // Aborts the communicator and waits for its stream, then raises `why`.
   [[noreturn]] void fail(const std::string& why);
 

@@ -17,6 +17,13 @@ if(DP_CUDA_ENABLED)
   # test), and the compute capability the bfloat16 tests hold bf16_native to.
   target_sources(test_cuda PRIVATE cuda/test_cuda_dlpack.cc cuda/test_cuda_bf16.cc)
   target_link_libraries(test_cuda PRIVATE CUDA::cudart)
+  # The plugin's order of NCCL calls (cuda/nccl_order.h), tested on its own with a kernel
+  # that holds a stream (spin_kernel.cu).
+  target_sources(test_cuda PRIVATE cuda/test_nccl_order.cc cuda/spin_kernel.cu
+                 ${PROJECT_SOURCE_DIR}/cuda/nccl_order.cc ${PROJECT_SOURCE_DIR}/cuda/cuda_errors.cc)
+  target_link_libraries(test_cuda PRIVATE CUDA::cublasLt NCCL::nccl)
+  set_target_properties(test_cuda PROPERTIES CUDA_ARCHITECTURES "${DP_CUDA_ARCHITECTURES}"
+                        CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
 endif()
 if(DP_CUDNN_ENABLED)
   # The plugin's cuDNN loader, tested on its own (it needs cuDNN, not a GPU).

@@ -1,0 +1,151 @@
+// NcclOrder (cuda/nccl_order.h): on a GPU that a communicator between processes uses,
+// each launch waits for the one queued before it, whatever stream either is on; other
+// GPUs are left alone. A kernel that spins until the test releases it stands in for a
+// NCCL call waiting for its peers. Skips without a GPU, except the argument check.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "nccl_order.h"
+#include "spin_kernel.h"
+
+namespace dp::cuda_plugin {
+namespace {
+
+[[noreturn]] void throw_message(int /*code*/, const char* message) {
+  throw std::runtime_error(message);
+}
+
+const BackendHost kHost{throw_message, nullptr, nullptr};
+
+class NcclOrderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device: "
+                   << (e != cudaSuccess ? cudaGetErrorString(e) : "the runtime reports 0");
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&a_, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&b_, cudaStreamNonBlocking), cudaSuccess);
+    void* host = nullptr;
+    ASSERT_EQ(cudaHostAlloc(&host, sizeof(int), cudaHostAllocMapped), cudaSuccess);
+    flag_ = static_cast<volatile int*>(host);
+    *flag_ = 0;
+    void* device = nullptr;
+    ASSERT_EQ(cudaHostGetDevicePointer(&device, host, 0), cudaSuccess);
+    device_flag_ = static_cast<const volatile int*>(device);
+    ASSERT_EQ(cudaMalloc(&buffer_, 64), cudaSuccess);
+  }
+
+  void TearDown() override {
+    release();  // a failed check must not leave the kernel spinning
+    if (a_) cudaStreamSynchronize(a_);
+    if (b_) cudaStreamSynchronize(b_);
+    if (buffer_) cudaFree(buffer_);
+    if (flag_) cudaFreeHost(const_cast<int*>(flag_));
+    if (a_) cudaStreamDestroy(a_);
+    if (b_) cudaStreamDestroy(b_);
+  }
+
+  void release() {
+    if (flag_) *flag_ = 1;
+  }
+
+  // Queues the spinning kernel on a_ and a small memset on b_, each as one launch.
+  void spin_on_a_then_memset_on_b(NcclOrder& order) {
+    {
+      NcclOrder::Launch first(order, kHost, {0}, {a_});
+      ASSERT_EQ(launch_spin_until_set(device_flag_, a_), cudaSuccess);
+      first.queued();
+    }
+    {
+      NcclOrder::Launch second(order, kHost, {0}, {b_});
+      ASSERT_EQ(cudaMemsetAsync(buffer_, 7, 64, b_), cudaSuccess);
+      second.queued();
+    }
+  }
+
+  // Whether `s` finishes within `limit`.
+  static bool finishes_within(cudaStream_t s, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      const cudaError_t state = cudaStreamQuery(s);
+      if (state == cudaSuccess) return true;
+      if (state != cudaErrorNotReady) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
+
+  cudaStream_t a_ = nullptr;
+  cudaStream_t b_ = nullptr;
+  volatile int* flag_ = nullptr;
+  const volatile int* device_flag_ = nullptr;
+  void* buffer_ = nullptr;
+};
+
+TEST_F(NcclOrderTest, AJoinedGpusLaunchWaitsForTheLaunchQueuedBeforeIt) {
+  NcclOrder order;
+  order.join(kHost, 0);
+  spin_on_a_then_memset_on_b(order);
+  // The memset takes microseconds; chained, it cannot run while the kernel spins.
+  EXPECT_FALSE(finishes_within(b_, std::chrono::milliseconds(300)));
+  release();
+  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
+  order.leave(0);
+}
+
+TEST_F(NcclOrderTest, AGpuThatNoCommunicatorJoinedIsNotChained) {
+  NcclOrder order;
+  spin_on_a_then_memset_on_b(order);
+  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
+  EXPECT_EQ(cudaStreamQuery(a_), cudaErrorNotReady);  // still spinning
+  release();
+}
+
+TEST_F(NcclOrderTest, TheChainLastsUntilTheLastCommunicatorLeaves) {
+  NcclOrder order;
+  EXPECT_FALSE(order.chained(0));
+  order.join(kHost, 0);
+  order.join(kHost, 0);
+  order.leave(0);
+  EXPECT_TRUE(order.chained(0));
+  order.leave(0);
+  EXPECT_FALSE(order.chained(0));
+  order.leave(0);  // an unmatched leave changes nothing
+  EXPECT_FALSE(order.chained(0));
+  // Joined again, the chain starts afresh and orders again.
+  order.join(kHost, 0);
+  spin_on_a_then_memset_on_b(order);
+  EXPECT_FALSE(finishes_within(b_, std::chrono::milliseconds(100)));
+  release();
+  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
+  order.leave(0);
+}
+
+// Needs no GPU: the check comes before any CUDA call.
+TEST(NcclOrder, ALaunchGivenOtherCountsOfGpusAndStreamsIsRefused) {
+  NcclOrder order;
+  cudaStream_t none = nullptr;
+  try {
+    NcclOrder::Launch launch(order, kHost, {0}, {none, none});
+    FAIL() << "accepted 1 GPU with 2 streams";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 GPUs but 2 streams"), std::string::npos) << e.what();
+  }
+  // The refused launch let go of the order: the next one gets it (a GPU that is not
+  // chained needs no CUDA call).
+  NcclOrder::Launch next(order, kHost, {0}, {none});
+  next.queued();
+}
+
+}  // namespace
+}  // namespace dp::cuda_plugin
