@@ -448,7 +448,7 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL broadcast of " + std::to_string(nbytes) + " bytes";
-  // In each GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
+  // After the calls between processes queued before it on these GPUs (nccl_order.h).
   NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;
@@ -478,7 +478,7 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL reduce of " + std::to_string(count) + " " + dtype_name(dtype);
-  // In each GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
+  // After the calls between processes queued before it on these GPUs (nccl_order.h).
   NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;

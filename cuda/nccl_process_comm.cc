@@ -102,7 +102,7 @@ NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int
   }
   comm_ = comm;
   try {
-    NcclOrder::process().join(host_, gpu_);
+    order_id_ = NcclOrder::process().join(host_, gpu_);
   } catch (...) {
     ncclCommDestroy(comm_);
     cudaEventDestroy(computed_);
@@ -112,7 +112,7 @@ NcclProcessComm::NcclProcessComm(const BackendHost& host, std::string where, int
 }
 
 NcclProcessComm::~NcclProcessComm() {
-  NcclOrder::process().leave(gpu_);
+  NcclOrder::process().leave(gpu_, order_id_);
   DeviceGuard guard(gpu_);
   if (comm_) ncclCommDestroy(comm_);
   cudaEventDestroy(computed_);
@@ -165,8 +165,8 @@ void NcclProcessComm::run(const std::string& call, const QueuePoint* after,
                           const std::function<ncclResult_t(cudaStream_t)>& queue) {
   DeviceGuard guard(gpu_);
   {
-    // In the GPU's one order of NCCL calls (nccl_order.h), from the wait to the record.
-    NcclOrder::Launch launch(NcclOrder::process(), host_, {gpu_}, {stream_});
+    // After the process's own NCCL calls queued before it on the GPU (nccl_order.h).
+    NcclOrder::Launch launch(NcclOrder::process(), host_, {gpu_}, {stream_}, order_id_);
     ncclResult_t queued = queue(after_compute(call, after));
     // A non-blocking communicator may still be queueing the call: its stream says nothing
     // until NCCL is done with that.

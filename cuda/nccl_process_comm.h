@@ -7,8 +7,8 @@
 // kernels queued on the compute stream later (DDP's backward, while a gradient bucket is
 // allreduced) run alongside.
 //
-// Every call is chained with the GPU's other NCCL calls (DataParallel's, when the rank
-// has several GPUs) into one order: nccl_order.h.
+// Its calls and DataParallel's NCCL calls on the same GPU (a rank with several GPUs) wait
+// for each other in the order they were queued: nccl_order.h.
 //
 // Non-blocking communicators (NCCL_COMM_BLOCKING=0) are waited for after each call that
 // returns ncclInProgress. On any failure the communicator is aborted at once
@@ -56,7 +56,8 @@ class NcclProcessComm final : public ProcessComm {
   // holds now). Raises when the communicator was aborted.
   cudaStream_t after_compute(const std::string& call, const QueuePoint* after);
   // Queues one call on the communicator's stream with `queue`, after `after` (see
-  // after_compute) and in the GPU's order of NCCL calls (nccl_order.h); checks its result,
+  // after_compute) and after the process's own NCCL calls queued before it on the GPU
+  // (nccl_order.h); checks its result,
   // waits until NCCL has queued it (non-blocking communicators), then for the stream,
   // checking NCCL's asynchronous error.
   void run(const std::string& call, const QueuePoint* after,
@@ -72,6 +73,7 @@ class NcclProcessComm final : public ProcessComm {
   cudaEvent_t computed_ = nullptr;  // recorded on compute_ at each call
   int nranks_;
   ncclComm_t comm_ = nullptr;  // null once aborted
+  int order_id_ = -1;          // its id in NcclOrder::process()
 };
 
 }  // namespace dp::cuda_plugin

@@ -1,7 +1,8 @@
 // NcclOrder (cuda/nccl_order.h): on a GPU that a communicator between processes uses,
-// each launch waits for the one queued before it, whatever stream either is on; other
-// GPUs are left alone. A kernel that spins until the test releases it stands in for a
-// NCCL call waiting for its peers. Skips without a GPU, except the argument check.
+// the process's own NCCL calls and the calls between processes wait for the other kind
+// queued before them, whatever stream each is on; other GPUs are left alone. A kernel that spins
+// until the test releases it stands in for a NCCL call waiting for its peers. Skips without a GPU,
+// except the argument check.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -59,18 +60,30 @@ class NcclOrderTest : public ::testing::Test {
     if (flag_) *flag_ = 1;
   }
 
-  // Queues the spinning kernel on a_ and a small memset on b_, each as one launch.
-  void spin_on_a_then_memset_on_b(NcclOrder& order) {
+  // Queues the spinning kernel on a_ as a launch of `first` (NcclOrder::kInProcess or a
+  // communicator's id), then a small memset on b_ as a launch of `second`.
+  void spin_on_a_then_memset_on_b(NcclOrder& order, int first, int second) {
     {
-      NcclOrder::Launch first(order, kHost, {0}, {a_});
+      NcclOrder::Launch launch(order, kHost, {0}, {a_}, first);
       ASSERT_EQ(launch_spin_until_set(device_flag_, a_), cudaSuccess);
-      first.queued();
+      launch.queued();
     }
     {
-      NcclOrder::Launch second(order, kHost, {0}, {b_});
+      NcclOrder::Launch launch(order, kHost, {0}, {b_}, second);
       ASSERT_EQ(cudaMemsetAsync(buffer_, 7, 64, b_), cudaSuccess);
-      second.queued();
+      launch.queued();
     }
+  }
+
+  // Whether the memset waits for the spinning kernel: it takes microseconds, so on its
+  // own it is done long before `wait`. Releases the kernel before returning.
+  bool memset_waits_for_the_kernel(std::chrono::milliseconds wait) {
+    const bool waited = !finishes_within(b_, wait);
+    const bool kernel_was_spinning = cudaStreamQuery(a_) == cudaErrorNotReady;
+    release();
+    EXPECT_TRUE(kernel_was_spinning);
+    EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
+    return waited;
   }
 
   // Whether `s` finishes within `limit`.
@@ -92,43 +105,57 @@ class NcclOrderTest : public ::testing::Test {
   void* buffer_ = nullptr;
 };
 
-TEST_F(NcclOrderTest, AJoinedGpusLaunchWaitsForTheLaunchQueuedBeforeIt) {
+constexpr auto kLong = std::chrono::milliseconds(300);
+
+TEST_F(NcclOrderTest, ACallInsideTheProcessWaitsForACallBetweenProcessesQueuedBeforeIt) {
   NcclOrder order;
-  order.join(kHost, 0);
-  spin_on_a_then_memset_on_b(order);
-  // The memset takes microseconds; chained, it cannot run while the kernel spins.
-  EXPECT_FALSE(finishes_within(b_, std::chrono::milliseconds(300)));
-  release();
-  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
-  order.leave(0);
+  const int comm = order.join(kHost, 0);
+  spin_on_a_then_memset_on_b(order, comm, NcclOrder::kInProcess);
+  EXPECT_TRUE(memset_waits_for_the_kernel(kLong));
+  order.leave(0, comm);
+}
+
+TEST_F(NcclOrderTest, ACallBetweenProcessesWaitsForACallInsideTheProcessQueuedBeforeIt) {
+  NcclOrder order;
+  const int comm = order.join(kHost, 0);
+  spin_on_a_then_memset_on_b(order, NcclOrder::kInProcess, comm);
+  EXPECT_TRUE(memset_waits_for_the_kernel(kLong));
+  order.leave(0, comm);
+}
+
+// Two process groups' communication threads queue independently: chaining them could
+// put them in different orders on different ranks, so they are left alone.
+TEST_F(NcclOrderTest, TwoCommunicatorsBetweenProcessesDoNotWaitForEachOther) {
+  NcclOrder order;
+  const int one = order.join(kHost, 0);
+  const int two = order.join(kHost, 0);
+  EXPECT_NE(one, two);
+  spin_on_a_then_memset_on_b(order, one, two);
+  EXPECT_FALSE(memset_waits_for_the_kernel(std::chrono::seconds(10)));
+  order.leave(0, one);
+  order.leave(0, two);
 }
 
 TEST_F(NcclOrderTest, AGpuThatNoCommunicatorJoinedIsNotChained) {
   NcclOrder order;
-  spin_on_a_then_memset_on_b(order);
-  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
-  EXPECT_EQ(cudaStreamQuery(a_), cudaErrorNotReady);  // still spinning
-  release();
+  spin_on_a_then_memset_on_b(order, NcclOrder::kInProcess, NcclOrder::kInProcess);
+  EXPECT_FALSE(memset_waits_for_the_kernel(std::chrono::seconds(10)));
 }
 
 TEST_F(NcclOrderTest, TheChainLastsUntilTheLastCommunicatorLeaves) {
   NcclOrder order;
   EXPECT_FALSE(order.chained(0));
-  order.join(kHost, 0);
-  order.join(kHost, 0);
-  order.leave(0);
+  const int one = order.join(kHost, 0);
+  const int two = order.join(kHost, 0);
+  order.leave(0, one);
   EXPECT_TRUE(order.chained(0));
-  order.leave(0);
+  order.leave(0, one);  // a second leave of the same id changes nothing
+  EXPECT_TRUE(order.chained(0));
+  // The one left still orders.
+  spin_on_a_then_memset_on_b(order, two, NcclOrder::kInProcess);
+  EXPECT_TRUE(memset_waits_for_the_kernel(kLong));
+  order.leave(0, two);
   EXPECT_FALSE(order.chained(0));
-  order.leave(0);  // an unmatched leave changes nothing
-  EXPECT_FALSE(order.chained(0));
-  // Joined again, the chain starts afresh and orders again.
-  order.join(kHost, 0);
-  spin_on_a_then_memset_on_b(order);
-  EXPECT_FALSE(finishes_within(b_, std::chrono::milliseconds(100)));
-  release();
-  EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
-  order.leave(0);
 }
 
 // Needs no GPU: the check comes before any CUDA call.
@@ -141,7 +168,13 @@ TEST(NcclOrder, ALaunchGivenOtherCountsOfGpusAndStreamsIsRefused) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("1 GPUs but 2 streams"), std::string::npos) << e.what();
   }
-  // The refused launch let go of the order: the next one gets it (a GPU that is not
+  try {
+    NcclOrder::Launch launch(order, kHost, {0, 1}, {none, none}, 0);
+    FAIL() << "accepted a communicator between processes on 2 GPUs";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("on one GPU, not 2"), std::string::npos) << e.what();
+  }
+  // The refused launches let go of the order: the next one gets it (a GPU that is not
   // chained needs no CUDA call).
   NcclOrder::Launch next(order, kHost, {0}, {none});
   next.queued();
