@@ -448,7 +448,8 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL broadcast of " + std::to_string(nbytes) + " bytes";
-  // After the calls between processes queued before it on these GPUs (nccl_order.h).
+  // After the calls between processes queued before it on these GPUs (nccl_order.h); its
+  // end is recorded when `launch` goes, after the group is queued or has failed.
   NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;
@@ -468,7 +469,6 @@ bool CudaBackend::broadcast(const std::vector<int>& devs, const std::vector<void
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclBroadcast");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
   if (end == ncclInProgress) settle_group(host_, comms, where);
-  launch.queued();
   return true;
 }
 
@@ -478,7 +478,8 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   if (gpus.size() < 2) return false;
   const std::vector<ncclComm_t>& comms = nccl_->get(gpus);
   const std::string where = "NCCL reduce of " + std::to_string(count) + " " + dtype_name(dtype);
-  // After the calls between processes queued before it on these GPUs (nccl_order.h).
+  // After the calls between processes queued before it on these GPUs (nccl_order.h); its
+  // end is recorded when `launch` goes, after the group is queued or has failed.
   NcclOrder::Launch launch(NcclOrder::process(), host_, gpus, compute_streams(devs));
   check_nccl(host_, where, ncclGroupStart(), nullptr, "ncclGroupStart");
   ncclResult_t first = ncclSuccess;
@@ -496,7 +497,6 @@ bool CudaBackend::reduce_sum(const std::vector<int>& devs, const std::vector<con
   check_nccl(host_, devices_[devs[failed]]->where, first, comms[failed], where + ": ncclReduce");
   check_nccl(host_, where, end, nullptr, "ncclGroupEnd");
   if (end == ncclInProgress) settle_group(host_, comms, where);
-  launch.queued();
   return true;
 }
 

@@ -59,18 +59,29 @@ int NcclOrder::join(const BackendHost& host, int gpu) {
   }
   Chain& chain = first ? chains_[gpu] : found->second;
   if (first) chain.inner = inner;
+  if (!chain.outer.empty() && host.log) {
+    host.log(host.log_state, 2 /* DP_LOG_WARNING */,
+             (gpu_name(gpu) + ": " + std::to_string(chain.outer.size() + 1) +
+              " NCCL communicators between processes use it; their calls are not ordered "
+              "against each other, and using them at once while DataParallel's NCCL calls "
+              "run on this GPU can deadlock")
+                 .c_str());
+  }
   const int comm = next_comm_++;
   chain.outer[comm] = outer;
   return comm;
 }
 
 void NcclOrder::leave(int gpu, int comm) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto found = chains_.find(gpu);
   if (found == chains_.end()) return;
   Chain& chain = found->second;
   auto mine = chain.outer.find(comm);
   if (mine == chain.outer.end()) return;
+  // A launch being queued keeps its events (the caller's own launches are over; the
+  // process's own calls wait for nothing outside it).
+  ended_.wait(lock, [&] { return chain.inner_queueing == 0 && chain.outer_queueing == 0; });
   destroy_event(gpu, mine->second);
   chain.outer.erase(mine);
   if (!chain.outer.empty()) return;
@@ -85,52 +96,75 @@ bool NcclOrder::chained(int gpu) {
 
 NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector<int> gpus,
                           std::vector<cudaStream_t> streams, int comm)
-    : order_(order),
-      host_(host),
-      lock_(order.mu_),
-      gpus_(std::move(gpus)),
-      streams_(std::move(streams)),
-      comm_(comm) {
-  if (gpus_.size() != streams_.size()) {
+    : order_(order), comm_(comm) {
+  if (gpus.size() != streams.size()) {
+    raise(host, Code::kInternal, "NCCL launch",
+          std::to_string(gpus.size()) + " GPUs but " + std::to_string(streams.size()) + " streams");
+  }
+  const bool inner = comm_ == kInProcess;
+  if (!inner && gpus.size() != 1) {
     raise(
-        host_, Code::kInternal, "NCCL launch",
-        std::to_string(gpus_.size()) + " GPUs but " + std::to_string(streams_.size()) + " streams");
+        host, Code::kInternal, "NCCL launch",
+        "a communicator between processes launches on one GPU, not " + std::to_string(gpus.size()));
   }
-  if (comm_ != kInProcess && gpus_.size() != 1) {
-    raise(host_, Code::kInternal, "NCCL launch",
-          "a communicator between processes launches on one GPU, not " +
-              std::to_string(gpus_.size()));
-  }
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    auto found = order_.chains_.find(gpus_[i]);
+  std::unique_lock<std::mutex> lock(order_.mu_);
+  // Launches of the other kind being queued on these GPUs end first; none of them waits
+  // for anything of this thread's.
+  order_.ended_.wait(lock, [&] {
+    for (int gpu : gpus) {
+      auto found = order_.chains_.find(gpu);
+      if (found == order_.chains_.end()) continue;
+      const Chain& chain = found->second;
+      if (chain.inner_queueing > 0 || (inner && chain.outer_queueing > 0)) return false;
+    }
+    return true;
+  });
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    auto found = order_.chains_.find(gpus[i]);
     if (found == order_.chains_.end()) continue;
     const Chain& chain = found->second;
-    const std::string where = gpu_name(gpus_[i]);
+    const std::string where = gpu_name(gpus[i]);
     const std::string call = "cudaStreamWaitEvent for the order of NCCL calls";
-    if (comm_ == kInProcess) {
+    if (inner) {
       for (const auto& [other, event] : chain.outer) {
-        check_cuda(host_, where, cudaStreamWaitEvent(streams_[i], event, 0), call);
+        check_cuda(host, where, cudaStreamWaitEvent(streams[i], event, 0), call);
       }
     } else {
-      check_cuda(host_, where, cudaStreamWaitEvent(streams_[i], chain.inner, 0), call);
+      check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
     }
+  }
+  // Nothing raises from here on: the destructor runs.
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    auto found = order_.chains_.find(gpus[i]);
+    if (found == order_.chains_.end()) continue;
+    ++(inner ? found->second.inner_queueing : found->second.outer_queueing);
+    gpus_.push_back(gpus[i]);
+    streams_.push_back(streams[i]);
   }
 }
 
-void NcclOrder::Launch::queued() {
-  for (size_t i = 0; i < gpus_.size(); ++i) {
-    auto found = order_.chains_.find(gpus_[i]);
-    if (found == order_.chains_.end()) continue;
-    Chain& chain = found->second;
-    cudaEvent_t end = chain.inner;
-    if (comm_ != kInProcess) {
-      auto mine = chain.outer.find(comm_);
-      if (mine == chain.outer.end()) continue;  // left already: nothing waits for it
-      end = mine->second;
+NcclOrder::Launch::~Launch() {
+  if (gpus_.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(order_.mu_);
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      auto found = order_.chains_.find(gpus_[i]);  // kept while this launch queues (leave)
+      if (found == order_.chains_.end()) continue;
+      Chain& chain = found->second;
+      cudaError_t e = cudaSuccess;
+      if (comm_ == kInProcess) {
+        e = cudaEventRecord(chain.inner, streams_[i]);
+        --chain.inner_queueing;
+      } else {
+        auto mine = chain.outer.find(comm_);
+        if (mine != chain.outer.end()) e = cudaEventRecord(mine->second, streams_[i]);
+        --chain.outer_queueing;
+      }
+      // Not left for a later kernel launch's check to find and misname.
+      if (e != cudaSuccess) (void)cudaGetLastError();
     }
-    check_cuda(host_, gpu_name(gpus_[i]), cudaEventRecord(end, streams_[i]),
-               "cudaEventRecord for the order of NCCL calls");
   }
+  order_.ended_.notify_all();
 }
 
 }  // namespace dp::cuda_plugin

@@ -16,23 +16,30 @@
 // the end of the last call inside the process queued before it (events, recorded once
 // NCCL has queued the calls). Calls of one kind are already ordered among themselves:
 // those inside the process by the compute streams, a communicator's by its stream. The
-// host queues one launch at a time, and the resulting order agrees between GPUs: the
-// calls between processes are queued in the same order on every rank (by the process
-// group's communication thread), and those inside a process reach all of its GPUs in one
-// group call. So every dependency points to an earlier launch of the same rank or to the
-// same call on another rank, and no kernel waits in a cycle. The price: on such a GPU,
-// DataParallel's reduce (and the compute stream's kernels behind it) waits for a bucket's
-// allreduce queued before it.
+// order agrees between GPUs: the calls between processes are queued in the same order on
+// every rank (by the process group's communication thread), and those inside a process
+// reach all of its GPUs in one group call. So every dependency points to an earlier
+// launch of the same rank or to the same call on another rank, and no kernel waits in a
+// cycle. The price: on such a GPU, DataParallel's reduce (and the compute stream's
+// kernels behind it) waits for a bucket's allreduce queued before it.
+//
+// On the host, a launch of one kind waits while one of the other kind is being queued on
+// the same GPU, and for nothing else. A call between processes may block in NCCL until
+// its peers make the same call (the first use of a connection); it holds up only the
+// process's own calls on that GPU, which its peers never wait for, so no two ranks wait
+// for each other through this lock.
 //
 // Two communicators between processes on one GPU (two process groups) are not ordered
-// against each other: their communication threads queue independently, so no order
-// could be the same on every rank. Using two groups at once stays the caller's affair,
-// as in PyTorch. GPUs that no communicator between processes uses are not chained: a
-// single-process run queues exactly what it did before.
+// against each other: their communication threads queue independently, so no order could
+// be the same on every rank. On a rank with several GPUs, using both at once can then
+// deadlock through DataParallel's calls in between (NCCL's rule); join logs a warning
+// when a second one joins a GPU. GPUs that no communicator between processes uses are not
+// chained: a single-process run queues exactly what it did before.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -57,7 +64,8 @@ class NcclOrder {
   static NcclOrder& process();
 
   // A communicator between processes starts using physical GPU `gpu`: returns its id
-  // (>= 0) for Launch and leave. Raises when an event cannot be made.
+  // (>= 0) for Launch and leave. Raises when an event cannot be made; logs a warning
+  // through `host` when another communicator between processes uses the GPU already.
   int join(const BackendHost& host, int gpu);
   // It stops (once per join). A GPU left by its last communicator is no longer chained.
   void leave(int gpu, int comm);
@@ -65,24 +73,26 @@ class NcclOrder {
   bool chained(int gpu);
 
   // One launch: a single NCCL call, or a group call with one call per GPU, queued while
-  // this object lives; other launches wait for it. gpus[i] is the physical GPU of the call
-  // queued on streams[i]. `comm`: kInProcess, or the id join gave the communicator between
-  // processes (then one GPU, its own). Construction makes each chained GPU's stream wait
-  // for the calls of the other kind queued before (above); queued() records this launch's
-  // end, and is to be called once NCCL has queued every call (after ncclGroupEnd, or once
-  // a non-blocking communicator has settled). A launch that fails before queued() records
-  // nothing.
+  // this object lives. gpus[i] is the physical GPU of the call queued on streams[i].
+  // `comm`: kInProcess, or the id join gave a communicator between processes (then one
+  // GPU, its own). Construction waits while a launch of the other kind (or, for one
+  // inside the process, any other) is being queued on a chained GPU of `gpus`, then makes each such
+  // GPU's stream wait for the calls of the other kind queued before (above). Destruction records
+  // this launch's end there: it is to come once NCCL has queued every call (after ncclGroupEnd, or
+  // once a non-blocking communicator has settled), and comes on every way out, so calls queued
+  // before a failure are waited for too. (A failure to record is left to the next CUDA call to
+  // report: a destructor cannot raise.)
   class Launch {
    public:
     Launch(NcclOrder& order, const BackendHost& host, std::vector<int> gpus,
            std::vector<cudaStream_t> streams, int comm = kInProcess);
-    void queued();
+    ~Launch();
+    Launch(const Launch&) = delete;
+    Launch& operator=(const Launch&) = delete;
 
    private:
     NcclOrder& order_;
-    const BackendHost& host_;
-    std::unique_lock<std::mutex> lock_;
-    std::vector<int> gpus_;
+    std::vector<int> gpus_;  // the chained ones only, with their streams
     std::vector<cudaStream_t> streams_;
     int comm_;
   };
@@ -91,9 +101,12 @@ class NcclOrder {
   struct Chain {
     cudaEvent_t inner = nullptr;       // the end of the last call inside the process
     std::map<int, cudaEvent_t> outer;  // by communicator: the end of its last call
+    int inner_queueing = 0;            // launches inside the process being queued (0 or 1)
+    int outer_queueing = 0;            // launches between processes being queued
   };
   std::mutex mu_;
-  std::map<int, Chain> chains_;  // by physical GPU; only those joined
+  std::condition_variable ended_;  // a launch ended
+  std::map<int, Chain> chains_;    // by physical GPU; only those joined
   int next_comm_ = 0;
 };
 

@@ -164,16 +164,18 @@ cudaStream_t NcclProcessComm::after_compute(const std::string& call, const Queue
 void NcclProcessComm::run(const std::string& call, const QueuePoint* after,
                           const std::function<ncclResult_t(cudaStream_t)>& queue) {
   DeviceGuard guard(gpu_);
+  std::string failure;
   {
-    // After the process's own NCCL calls queued before it on the GPU (nccl_order.h).
+    // After the process's own NCCL calls queued before it on the GPU (nccl_order.h),
+    // which wait for this one from the end of this scope.
     NcclOrder::Launch launch(NcclOrder::process(), host_, {gpu_}, {stream_}, order_id_);
     ncclResult_t queued = queue(after_compute(call, after));
     // A non-blocking communicator may still be queueing the call: its stream says nothing
     // until NCCL is done with that.
     if (queued == ncclInProgress) queued = nccl_settled(comm_);
-    if (queued != ncclSuccess) fail(nccl_failure(queued, comm_, call));
-    launch.queued();
+    if (queued != ncclSuccess) failure = nccl_failure(queued, comm_, call);
   }
+  if (!failure.empty()) fail(failure);  // waits for the stream: not while launching
   // Polls instead of cudaStreamSynchronize: a peer's network failure sets NCCL's
   // asynchronous error while the kernel may wait for data forever (NCCL's own advice for
   // blocking communicators). A peer that simply stops leaves the kernel waiting: the core's

@@ -6,7 +6,10 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -66,12 +69,10 @@ class NcclOrderTest : public ::testing::Test {
     {
       NcclOrder::Launch launch(order, kHost, {0}, {a_}, first);
       ASSERT_EQ(launch_spin_until_set(device_flag_, a_), cudaSuccess);
-      launch.queued();
     }
     {
       NcclOrder::Launch launch(order, kHost, {0}, {b_}, second);
       ASSERT_EQ(cudaMemsetAsync(buffer_, 7, 64, b_), cudaSuccess);
-      launch.queued();
     }
   }
 
@@ -158,6 +159,63 @@ TEST_F(NcclOrderTest, TheChainLastsUntilTheLastCommunicatorLeaves) {
   EXPECT_FALSE(order.chained(0));
 }
 
+// On the host: while a call between processes is being queued (it may wait in NCCL for
+// its peers), the process's own launches on its GPU wait, and another communicator's do
+// not (its peers could be waiting for it).
+class NcclOrderHostTest : public NcclOrderTest {
+ protected:
+  // Whether a launch of `second`, begun on another thread while a launch of `first` is
+  // being queued, gets through within `wait`; the first launch then ends, and the second
+  // must get through within 10 s.
+  bool gets_through_while_the_other_queues(NcclOrder& order, int first, int second,
+                                           std::chrono::milliseconds wait) {
+    std::atomic<bool> through{false};
+    std::thread other;
+    bool early = false;
+    {
+      NcclOrder::Launch queueing(order, kHost, {0}, {a_}, first);
+      other = std::thread([&] {
+        NcclOrder::Launch launch(order, kHost, {0}, {b_}, second);
+        through = true;
+      });
+      const auto end = std::chrono::steady_clock::now() + wait;
+      while (!through && std::chrono::steady_clock::now() < end) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      early = through;
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!through && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!through) {
+      // Stuck for good: a hang would cost the whole run, and the thread holds references
+      // to this frame. ctest runs each test in its own process.
+      std::fprintf(stderr, "the second launch never got through\n");
+      std::abort();
+    }
+    other.join();
+    return early;
+  }
+};
+
+TEST_F(NcclOrderHostTest, TheProcesssOwnLaunchWaitsWhileACallBetweenProcessesIsQueued) {
+  NcclOrder order;
+  const int comm = order.join(kHost, 0);
+  EXPECT_FALSE(gets_through_while_the_other_queues(order, comm, NcclOrder::kInProcess, kLong));
+  EXPECT_FALSE(gets_through_while_the_other_queues(order, NcclOrder::kInProcess, comm, kLong));
+  order.leave(0, comm);
+}
+
+TEST_F(NcclOrderHostTest, AnotherCommunicatorBetweenProcessesDoesNotWait) {
+  NcclOrder order;
+  const int one = order.join(kHost, 0);
+  const int two = order.join(kHost, 0);
+  EXPECT_TRUE(gets_through_while_the_other_queues(order, one, two, std::chrono::seconds(10)));
+  order.leave(0, one);
+  order.leave(0, two);
+}
+
 // Needs no GPU: the check comes before any CUDA call.
 TEST(NcclOrder, ALaunchGivenOtherCountsOfGpusAndStreamsIsRefused) {
   NcclOrder order;
@@ -177,7 +235,6 @@ TEST(NcclOrder, ALaunchGivenOtherCountsOfGpusAndStreamsIsRefused) {
   // The refused launches let go of the order: the next one gets it (a GPU that is not
   // chained needs no CUDA call).
   NcclOrder::Launch next(order, kHost, {0}, {none});
-  next.queued();
 }
 
 }  // namespace
