@@ -26,8 +26,8 @@
 // On the host, a launch waits only while another is being queued on the same GPU: one of
 // the other kind, or for a launch inside the process, any other. A call between processes
 // may block in NCCL until its peers make the same call (the first use of a connection);
-// it holds up only the process's own calls on that GPU, which never hold up a call
-// between processes that is not queued yet, so no two ranks wait for each other here.
+// it holds up only the process's own calls on that GPU, and those, once being queued,
+// wait for nothing outside the process, so no two ranks wait for each other here.
 //
 // Two communicators between processes on one GPU (two process groups) are not ordered
 // against each other: their communication threads queue independently, so no order could
