@@ -59,14 +59,15 @@ int NcclOrder::join(const BackendHost& host, int gpu) {
   }
   Chain& chain = first ? chains_[gpu] : found->second;
   if (first) chain.inner = inner;
-  if (!chain.outer.empty() && host.log) {
+  if (communicators_ > 0 && host.log) {
     host.log(host.log_state, 2 /* DP_LOG_WARNING */,
-             (gpu_name(gpu) + ": " + std::to_string(chain.outer.size() + 1) +
-              " NCCL communicators between processes use it; their calls are not ordered "
-              "against each other, and using them at once while DataParallel's NCCL calls "
-              "run on this GPU can deadlock")
+             (gpu_name(gpu) + ": " + std::to_string(communicators_ + 1) +
+              " NCCL communicators between processes in this process; the calls of different "
+              "process groups are not ordered against each other, and using two groups at "
+              "once while DataParallel's NCCL calls run on their GPUs can deadlock")
                  .c_str());
   }
+  ++communicators_;
   const int comm = next_comm_++;
   chain.outer[comm] = outer;
   return comm;
@@ -79,11 +80,13 @@ void NcclOrder::leave(int gpu, int comm) {
   Chain& chain = found->second;
   auto mine = chain.outer.find(comm);
   if (mine == chain.outer.end()) return;
-  // A launch being queued keeps its events (the caller's own launches are over; the
-  // process's own calls wait for nothing outside it).
-  ended_.wait(lock, [&] { return chain.inner_queueing == 0 && chain.outer_queueing == 0; });
+  // An in-process launch being queued counts itself on the chain: it ends first (it waits
+  // for nothing outside the process). Launches between processes need no wait: this
+  // communicator's are over, and the chain outlives the others'.
+  ended_.wait(lock, [&] { return chain.inner_queueing == 0; });
   destroy_event(gpu, mine->second);
   chain.outer.erase(mine);
+  --communicators_;
   if (!chain.outer.empty()) return;
   destroy_event(gpu, chain.inner);
   chains_.erase(found);
@@ -96,7 +99,7 @@ bool NcclOrder::chained(int gpu) {
 
 NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector<int> gpus,
                           std::vector<cudaStream_t> streams, int comm)
-    : order_(order), comm_(comm) {
+    : order_(order), host_(host), comm_(comm) {
   if (gpus.size() != streams.size()) {
     raise(host, Code::kInternal, "NCCL launch",
           std::to_string(gpus.size()) + " GPUs but " + std::to_string(streams.size()) + " streams");
@@ -107,6 +110,9 @@ NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector
         host, Code::kInternal, "NCCL launch",
         "a communicator between processes launches on one GPU, not " + std::to_string(gpus.size()));
   }
+  // Reserved now: nothing may throw between counting this launch and leaving.
+  gpus_.reserve(gpus.size());
+  streams_.reserve(streams.size());
   std::unique_lock<std::mutex> lock(order_.mu_);
   // Launches of the other kind being queued on these GPUs end first; none of them waits
   // for anything of this thread's.
@@ -129,6 +135,9 @@ NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector
       for (const auto& [other, event] : chain.outer) {
         check_cuda(host, where, cudaStreamWaitEvent(streams[i], event, 0), call);
       }
+      // Logical devices sharing the GPU have compute streams of their own: the last call
+      // inside the process may be on another one.
+      check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
     } else {
       check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
     }
@@ -145,25 +154,32 @@ NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector
 
 NcclOrder::Launch::~Launch() {
   if (gpus_.empty()) return;
-  {
-    std::lock_guard<std::mutex> lock(order_.mu_);
-    for (size_t i = 0; i < gpus_.size(); ++i) {
-      auto found = order_.chains_.find(gpus_[i]);  // kept while this launch queues (leave)
-      if (found == order_.chains_.end()) continue;
-      Chain& chain = found->second;
-      cudaError_t e = cudaSuccess;
-      if (comm_ == kInProcess) {
-        e = cudaEventRecord(chain.inner, streams_[i]);
-        --chain.inner_queueing;
-      } else {
-        auto mine = chain.outer.find(comm_);
-        if (mine != chain.outer.end()) e = cudaEventRecord(mine->second, streams_[i]);
-        --chain.outer_queueing;
+  std::lock_guard<std::mutex> lock(order_.mu_);
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    auto found = order_.chains_.find(gpus_[i]);  // kept while this launch counts (leave)
+    if (found == order_.chains_.end()) continue;
+    Chain& chain = found->second;
+    cudaError_t e = cudaSuccess;
+    if (comm_ == kInProcess) {
+      e = cudaEventRecord(chain.inner, streams_[i]);
+      --chain.inner_queueing;
+    } else {
+      auto mine = chain.outer.find(comm_);
+      if (mine != chain.outer.end()) e = cudaEventRecord(mine->second, streams_[i]);
+      --chain.outer_queueing;
+    }
+    if (e != cudaSuccess) {
+      // Cleared, so that a later kernel launch's check does not find and misname it.
+      (void)cudaGetLastError();
+      if (host_.log) {
+        host_.log(host_.log_state, 2 /* DP_LOG_WARNING */,
+                  (gpu_name(gpus_[i]) + ": cudaEventRecord for the order of NCCL calls failed (" +
+                   cudaGetErrorString(e) + "); later NCCL calls there may run out of order")
+                      .c_str());
       }
-      // Not left for a later kernel launch's check to find and misname.
-      if (e != cudaSuccess) (void)cudaGetLastError();
     }
   }
+  // Under the lock: a waiter may destroy the order as soon as it sees this.
   order_.ended_.notify_all();
 }
 

@@ -14,14 +14,16 @@
 // processes uses (join): a call inside the process waits for the end of every call
 // between processes queued before it on that GPU, and a call between processes waits for
 // the end of the last call inside the process queued before it (events, recorded once
-// NCCL has queued the calls). Calls of one kind are already ordered among themselves:
-// those inside the process by the compute streams, a communicator's by its stream. The
+// NCCL has queued the calls). Calls of one kind are ordered among themselves too: a
+// communicator's by its stream, those inside the process by waiting for the last one
+// (logical devices that share a GPU each have a compute stream of their own). The
 // order agrees between GPUs: the calls between processes are queued in the same order on
 // every rank (by the process group's communication thread), and those inside a process
 // reach all of its GPUs in one group call. So every dependency points to an earlier
 // launch of the same rank or to the same call on another rank, and no kernel waits in a
 // cycle. The price: on such a GPU, DataParallel's reduce (and the compute stream's
-// kernels behind it) waits for a bucket's allreduce queued before it.
+// kernels behind it) waits for a bucket's allreduce queued before it, and through the
+// reduce itself, so do the rank's other GPUs.
 //
 // On the host, a launch waits only while another is being queued on the same GPU: one of
 // the other kind, or for a launch inside the process, any other. A call between processes
@@ -29,12 +31,13 @@
 // it holds up only the process's own calls on that GPU, and those, once being queued,
 // wait for nothing outside the process, so no two ranks wait for each other here.
 //
-// Two communicators between processes on one GPU (two process groups) are not ordered
-// against each other: their communication threads queue independently, so no order could
-// be the same on every rank. On a rank with several GPUs, using both at once can then
-// deadlock through DataParallel's calls in between (NCCL's rule); join logs a warning
-// when a second one joins a GPU. GPUs that no communicator between processes uses are not
-// chained: a single-process run queues exactly what it did before.
+// The communicators of two process groups are not ordered against each other: their
+// communication threads queue independently, so no order could be the same on every
+// rank. On a rank with several GPUs, using both groups at once can then deadlock
+// through DataParallel's calls in between (on one GPU, or over two that an in-process
+// call spans); join logs a warning when a second communicator between processes joins.
+// GPUs that no communicator between processes uses are not chained: a single-process run
+// queues exactly what it did before.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -65,9 +68,13 @@ class NcclOrder {
 
   // A communicator between processes starts using physical GPU `gpu`: returns its id
   // (>= 0) for Launch and leave. Raises when an event cannot be made; logs a warning
-  // through `host` when another communicator between processes uses the GPU already.
+  // through `host` when another communicator between processes exists in the process
+  // (on any GPU: an in-process call over two GPUs can link two groups' calls). Calls
+  // inside the process queued before the join are not ordered against its calls.
   int join(const BackendHost& host, int gpu);
-  // It stops (once per join). A GPU left by its last communicator is no longer chained.
+  // It stops (once per join), after any call inside the process being queued on the GPU
+  // (which waits for nothing outside the process). A GPU left by its last communicator is
+  // no longer chained.
   void leave(int gpu, int comm);
   // Whether `gpu` is chained now.
   bool chained(int gpu);
@@ -76,12 +83,13 @@ class NcclOrder {
   // this object lives. gpus[i] is the physical GPU of the call queued on streams[i].
   // `comm`: kInProcess, or the id join gave a communicator between processes (then one
   // GPU, its own). Construction waits while a launch of the other kind (or, for one
-  // inside the process, any other) is being queued on a chained GPU of `gpus`, then makes each such
-  // GPU's stream wait for the calls of the other kind queued before (above). Destruction records
-  // this launch's end there: it is to come once NCCL has queued every call (after ncclGroupEnd, or
-  // once a non-blocking communicator has settled), and comes on every way out, so calls queued
-  // before a failure are waited for too. (A failure to record is left to the next CUDA call to
-  // report: a destructor cannot raise.)
+  // inside the process, any other) is being queued on a chained GPU of `gpus`, then makes
+  // each such GPU's stream wait for the calls queued before it there (above).
+  // Destruction records this launch's end there: it is to come once NCCL has queued
+  // every call (after ncclGroupEnd, or once a non-blocking communicator has settled),
+  // and comes on every way out, so calls queued before a failure are waited for too. A
+  // failure to record is logged as a warning through `host`, which must outlive the
+  // launch (a destructor cannot raise).
   class Launch {
    public:
     Launch(NcclOrder& order, const BackendHost& host, std::vector<int> gpus,
@@ -92,6 +100,7 @@ class NcclOrder {
 
    private:
     NcclOrder& order_;
+    const BackendHost& host_;
     std::vector<int> gpus_;  // the chained ones only, with their streams
     std::vector<cudaStream_t> streams_;
     int comm_;
@@ -108,6 +117,7 @@ class NcclOrder {
   std::condition_variable ended_;  // a launch ended
   std::map<int, Chain> chains_;    // by physical GPU; only those joined
   int next_comm_ = 0;
+  int communicators_ = 0;  // joined now, on every GPU
 };
 
 }  // namespace dp::cuda_plugin

@@ -168,8 +168,9 @@ void NcclProcessComm::run(const std::string& call, const QueuePoint* after,
   {
     // After the process's own NCCL calls queued before it on the GPU (nccl_order.h),
     // which wait for this one from the end of this scope.
+    cudaStream_t s = after_compute(call, after);  // may fail: not while launching
     NcclOrder::Launch launch(NcclOrder::process(), host_, {gpu_}, {stream_}, order_id_);
-    ncclResult_t queued = queue(after_compute(call, after));
+    ncclResult_t queued = queue(s);
     // A non-blocking communicator may still be queueing the call: its stream says nothing
     // until NCCL is done with that.
     if (queued == ncclInProgress) queued = nccl_settled(comm_);

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nccl_order.h"
 #include "spin_kernel.h"
@@ -122,6 +123,39 @@ TEST_F(NcclOrderTest, ACallBetweenProcessesWaitsForACallInsideTheProcessQueuedBe
   spin_on_a_then_memset_on_b(order, NcclOrder::kInProcess, comm);
   EXPECT_TRUE(memset_waits_for_the_kernel(kLong));
   order.leave(0, comm);
+}
+
+// Logical devices that share a GPU have compute streams of their own.
+TEST_F(NcclOrderTest, ACallInsideTheProcessWaitsForTheLastOneOnAnotherStream) {
+  NcclOrder order;
+  const int comm = order.join(kHost, 0);
+  spin_on_a_then_memset_on_b(order, NcclOrder::kInProcess, NcclOrder::kInProcess);
+  EXPECT_TRUE(memset_waits_for_the_kernel(kLong));
+  order.leave(0, comm);
+}
+
+TEST_F(NcclOrderTest, ASecondCommunicatorBetweenProcessesIsWarnedAbout) {
+  struct Lines {
+    std::vector<std::string> warnings;
+  } lines;
+  const BackendHost host{throw_message,
+                         [](void* state, int level, const char* message) {
+                           if (level == 2) static_cast<Lines*>(state)->warnings.push_back(message);
+                         },
+                         &lines};
+  NcclOrder order;
+  const int one = order.join(host, 0);
+  EXPECT_TRUE(lines.warnings.empty());
+  const int two = order.join(host, 0);
+  ASSERT_EQ(lines.warnings.size(), 1u);
+  EXPECT_NE(lines.warnings[0].find("GPU 0: 2 NCCL communicators between processes"),
+            std::string::npos)
+      << lines.warnings[0];
+  order.leave(0, one);
+  order.leave(0, two);
+  const int again = order.join(host, 0);  // alone again: no warning
+  EXPECT_EQ(lines.warnings.size(), 1u);
+  order.leave(0, again);
 }
 
 // Two process groups' communication threads queue independently: chaining them could
