@@ -114,8 +114,8 @@ NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector
   gpus_.reserve(gpus.size());
   streams_.reserve(streams.size());
   std::unique_lock<std::mutex> lock(order_.mu_);
-  // Launches of the other kind being queued on these GPUs end first; none of them waits
-  // for anything of this thread's.
+  // Conflicting launches being queued on these GPUs end first; none of them waits for
+  // anything of this thread's.
   order_.ended_.wait(lock, [&] {
     for (int gpu : gpus) {
       auto found = order_.chains_.find(gpu);
@@ -131,15 +131,14 @@ NcclOrder::Launch::Launch(NcclOrder& order, const BackendHost& host, std::vector
     const Chain& chain = found->second;
     const std::string where = gpu_name(gpus[i]);
     const std::string call = "cudaStreamWaitEvent for the order of NCCL calls";
+    // Every launch waits for the last call inside the process (for one inside the process
+    // too: logical devices sharing the GPU have compute streams of their own) ...
+    check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
+    // ... and one inside the process for every communicator's last call.
     if (inner) {
       for (const auto& [other, event] : chain.outer) {
         check_cuda(host, where, cudaStreamWaitEvent(streams[i], event, 0), call);
       }
-      // Logical devices sharing the GPU have compute streams of their own: the last call
-      // inside the process may be on another one.
-      check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
-    } else {
-      check_cuda(host, where, cudaStreamWaitEvent(streams[i], chain.inner, 0), call);
     }
   }
   // Nothing raises from here on: the destructor runs.
