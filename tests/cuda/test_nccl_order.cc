@@ -8,13 +8,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../core/finishes_within.h"
 #include "nccl_order.h"
 #include "spin_kernel.h"
 
@@ -80,16 +79,16 @@ class NcclOrderTest : public ::testing::Test {
   // Whether the memset waits for the spinning kernel: it takes microseconds, so on its
   // own it is done long before `wait`. Releases the kernel before returning.
   bool memset_waits_for_the_kernel(std::chrono::milliseconds wait) {
-    const bool waited = !finishes_within(b_, wait);
+    const bool waited = !stream_done_within(b_, wait);
     const bool kernel_was_spinning = cudaStreamQuery(a_) == cudaErrorNotReady;
     release();
     EXPECT_TRUE(kernel_was_spinning);
-    EXPECT_TRUE(finishes_within(b_, std::chrono::seconds(10)));
+    EXPECT_TRUE(stream_done_within(b_, std::chrono::seconds(10)));
     return waited;
   }
 
   // Whether `s` finishes within `limit`.
-  static bool finishes_within(cudaStream_t s, std::chrono::milliseconds limit) {
+  static bool stream_done_within(cudaStream_t s, std::chrono::milliseconds limit) {
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
       const cudaError_t state = cudaStreamQuery(s);
@@ -203,32 +202,27 @@ class NcclOrderHostTest : public NcclOrderTest {
   // must get through within 10 s.
   bool gets_through_while_the_other_queues(NcclOrder& order, int first, int second,
                                            std::chrono::milliseconds wait) {
-    std::atomic<bool> through{false};
-    std::thread other;
     bool early = false;
-    {
-      NcclOrder::Launch queueing(order, kHost, {0}, {a_}, first);
-      other = std::thread([&] {
-        NcclOrder::Launch launch(order, kHost, {0}, {b_}, second);
-        through = true;
-      });
-      const auto end = std::chrono::steady_clock::now() + wait;
-      while (!through && std::chrono::steady_clock::now() < end) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // A second launch still stuck 10 s after the first ended is a hang: reported, and the
+    // process ends (the stuck thread could never be joined).
+    const int limit = static_cast<int>((wait.count() + 999) / 1000) + 10;
+    testing_util::finishes_within(limit, "the second launch", [&] {
+      std::atomic<bool> through{false};
+      std::thread other;
+      {
+        NcclOrder::Launch queueing(order, kHost, {0}, {a_}, first);
+        other = std::thread([&] {
+          NcclOrder::Launch launch(order, kHost, {0}, {b_}, second);
+          through = true;
+        });
+        const auto end = std::chrono::steady_clock::now() + wait;
+        while (!through && std::chrono::steady_clock::now() < end) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        early = through;
       }
-      early = through;
-    }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!through && std::chrono::steady_clock::now() < end) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (!through) {
-      // Stuck for good: a hang would cost the whole run, and the thread holds references
-      // to this frame. ctest runs each test in its own process.
-      std::fprintf(stderr, "the second launch never got through\n");
-      std::abort();
-    }
-    other.join();
+      other.join();
+    });
     return early;
   }
 };
