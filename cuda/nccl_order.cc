@@ -59,15 +59,16 @@ int NcclOrder::join(const BackendHost& host, int gpu) {
   }
   Chain& chain = first ? chains_[gpu] : found->second;
   if (first) chain.inner = inner;
-  if (communicators_ > 0 && host.log) {
+  size_t others = 0;  // communicators between processes joined already, on every GPU
+  for (const auto& [g, c] : chains_) others += c.outer.size();
+  if (others > 0 && host.log) {
     host.log(host.log_state, 2 /* DP_LOG_WARNING */,
-             (gpu_name(gpu) + ": " + std::to_string(communicators_ + 1) +
+             (gpu_name(gpu) + ": " + std::to_string(others + 1) +
               " NCCL communicators between processes in this process; the calls of different "
               "process groups are not ordered against each other, and using two groups at "
               "once while DataParallel's NCCL calls run on their GPUs can deadlock")
                  .c_str());
   }
-  ++communicators_;
   const int comm = next_comm_++;
   chain.outer[comm] = outer;
   return comm;
@@ -86,7 +87,6 @@ void NcclOrder::leave(int gpu, int comm) {
   ended_.wait(lock, [&] { return chain.inner_queueing == 0; });
   destroy_event(gpu, mine->second);
   chain.outer.erase(mine);
-  --communicators_;
   if (!chain.outer.empty()) return;
   destroy_event(gpu, chain.inner);
   chains_.erase(found);

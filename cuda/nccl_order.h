@@ -117,7 +117,6 @@ class NcclOrder {
   std::condition_variable ended_;  // a launch ended
   std::map<int, Chain> chains_;    // by physical GPU; only those joined
   int next_comm_ = 0;
-  int communicators_ = 0;  // joined now, on every GPU
 };
 
 }  // namespace dp::cuda_plugin

@@ -57,9 +57,8 @@ class NcclProcessComm final : public ProcessComm {
   cudaStream_t after_compute(const std::string& call, const QueuePoint* after);
   // Queues one call on the communicator's stream with `queue`, after `after` (see
   // after_compute) and after the process's own NCCL calls queued before it on the GPU
-  // (nccl_order.h); checks its result,
-  // waits until NCCL has queued it (non-blocking communicators), then for the stream,
-  // checking NCCL's asynchronous error.
+  // (nccl_order.h); checks its result, waits until NCCL has queued it (non-blocking
+  // communicators), then for the stream, checking NCCL's asynchronous error.
   void run(const std::string& call, const QueuePoint* after,
            const std::function<ncclResult_t(cudaStream_t)>& queue);
   // Aborts the communicator and waits for its stream, then raises `why`.
