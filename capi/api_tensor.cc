@@ -53,6 +53,7 @@ dp_result wrap_external(dp_context* ctx, dp_dtype dtype, const int64_t* shape, s
     c->check_device(d, "cpu_index");
     auto storage = std::make_shared<dp::Storage>(c, d, data, nbytes, deleter);
     owned_by_storage = true;
+    storage->mark_exposed();  // the caller may keep writing it, past the version counter
     *out = wrap(dp::Tensor(std::make_shared<dp::TensorImpl>(std::move(storage), 0, s, t)), ctx);
   });
   if (r != DP_OK && !owned_by_storage && deleter) deleter(data);
@@ -223,6 +224,7 @@ dp_result dp_tensor_data(const dp_tensor* t, void** out) {
     out_ptr(out, "out");
     DP_CHECK(x.device().is_cpu(), kDeviceMismatch,
              "dp_tensor_data needs a CPU tensor, but t is on " << x.device().str());
+    x.impl()->storage->mark_exposed();  // writes through the address bypass the version
     *out = x.data();
   });
 }

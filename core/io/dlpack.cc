@@ -54,6 +54,7 @@ DLManagedTensor* to_dlpack(const Tensor& t) {
   auto ctx = t.context();
   auto holder = std::make_unique<ExportContext>();
   holder->tensor = t.detach();
+  t.impl()->storage->mark_exposed();  // the importer may write it
   holder->shape.assign(t.shape().begin(), t.shape().end());
   auto managed = std::make_unique<DLManagedTensor>();
   DLTensor& dl = managed->dl_tensor;
@@ -141,6 +142,7 @@ Tensor from_dlpack(const std::shared_ptr<Context>& ctx, DLManagedTensor* src) {
   auto storage = std::make_shared<Storage>(ctx, device, data, nbytes, [src, armed](void*) {
     if (*armed && src->deleter) src->deleter(src);
   });
+  storage->mark_exposed();
   Tensor t(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
   *armed = true;
   return t;

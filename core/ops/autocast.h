@@ -10,6 +10,17 @@
 // float32: softmax, log_softmax, cross_entropy, nll_loss, mse_loss, sum, mean,
 //          batch_norm.
 // Promote: add, sub, mul, div.
+//
+// Kept copies (CPU devices): a float32 parameter (a leaf that requires grad) that lower()
+// casts keeps its copy, with the version counter of its memory at the time. Casts of the
+// same memory reuse it while the version is unchanged: the replicas of DataParallel on
+// other CPU devices (which alias the parameters' memory), every evaluation batch, and the
+// next step, because an optimizer step writes the copy along with the parameter
+// (copy_to_refresh). So a training step casts no weights; the values are those of a fresh
+// cast. The cost is the copies' memory, half the parameters' in bfloat16, for the
+// parameters' lifetime. None is kept of memory that can change behind the version counter
+// (Storage::exposed), nor on accelerators (whose replicas are copies, not aliases);
+// DP_AUTOCAST_CACHE=0 keeps none at all.
 #pragma once
 
 #include "tensor/tensor.h"
@@ -23,5 +34,13 @@ Tensor fp32(const Tensor& t);
 // When autocast is on and one of a and b is bfloat16 and the other float32 or float64:
 // the bfloat16 one cast to the other's dtype.
 void promote(Tensor& a, Tensor& b);
+
+// For an in-place update of t (an optimizer step): t's kept copy, when there is one of
+// all of t that nobody else holds; the caller writes it along with t, then calls
+// refreshed(). It counts as out of date until then. Else an undefined tensor, and a copy
+// that others still hold (a graph kept for another backward) is let go: they keep its values.
+Tensor copy_to_refresh(const Tensor& t);
+// Marks `copy` (from copy_to_refresh(t)), now holding t's values, as current.
+void refreshed(const Tensor& t, const Tensor& copy);
 
 }  // namespace dp::ops::autocast

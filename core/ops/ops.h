@@ -40,6 +40,10 @@ void fill_(const Tensor& t, double value);              // in place
 void copy_(const Tensor& dst, const Tensor& src);       // in place, any devices, no grad
 Tensor to_device(const Tensor& t, Device device);       // differentiable
 Tensor to_dtype(const Tensor& t, DType dtype);          // differentiable between floats
+// to_dtype's result when the conversion is already made: `converted` holds t's values in
+// another floating dtype (same shape and device, no history). A new tensor on converted's
+// memory, read-only, whose gradient flows back to t as to_dtype's does.
+Tensor to_dtype_from(const Tensor& t, const Tensor& converted);
 // dst = src converted to dst's dtype (same element count and device); in place, no grad.
 void cast_into(const Tensor& dst, const Tensor& src);
 Tensor clone(const Tensor& t);  // differentiable

@@ -8,6 +8,7 @@
 #include "context/cpu_parallel.h"
 #include "device/trace.h"
 #include "error.h"
+#include "ops/autocast.h"
 #include "ops/ops.h"
 
 namespace dp {
@@ -109,6 +110,13 @@ void Optimizer::step() {
   }
   std::exception_ptr cpu_error;
   if (!cpu_params.empty()) {
+    // Autocast's copies of CPU parameters (ops/autocast.h) are written along with each
+    // slice of the update, while it is in cache, so the next forward casts no weights.
+    std::vector<Tensor> lowered(params_.size());
+    for (const CpuParam& c : cpu_params) {
+      lowered[c.param] = ops::autocast::copy_to_refresh(params_[c.param]);
+    }
+    Backend& cpu_backend = ctx->backend(DeviceType::kCpu);
     const auto update_range = [&](int64_t begin, int64_t end, int cpu) {
       trace::Span update_span("optimizer update");
       // The first parameter that ends after `begin`.
@@ -119,8 +127,12 @@ void Optimizer::step() {
         const int64_t numel = params_[it->param].numel();
         const int64_t lo = std::max(begin, it->start) - it->start;
         const int64_t hi = std::min(end, it->start + numel) - it->start;
-        if (lo < hi)
-          update(it->param, params_[it->param].grad(), Device{DeviceType::kCpu, cpu}, lo, hi);
+        if (lo >= hi) continue;
+        const Tensor& p = params_[it->param];
+        update(it->param, p.grad(), Device{DeviceType::kCpu, cpu}, lo, hi);
+        if (const Tensor& copy = lowered[it->param]; copy.defined()) {
+          cpu_backend.cast(cpu, p.kview_slice(lo, hi), copy.kview_slice(lo, hi));
+        }
       }
     };
     // CPU device 0's worker asleep (it sat out a long single-device step): this thread
@@ -131,6 +143,11 @@ void Optimizer::step() {
         cpu0.run([&] { cpu_parallel_for(*ctx, 0, cpu_elements, kMinSlice, 16, update_range); });
       } else {
         cpu_parallel_for(*ctx, kNotOnACpuWorker, cpu_elements, kMinSlice, 16, update_range);
+      }
+      for (const CpuParam& c : cpu_params) {
+        if (lowered[c.param].defined()) {
+          ops::autocast::refreshed(params_[c.param], lowered[c.param]);
+        }
       }
     } catch (...) {
       cpu_error = std::current_exception();

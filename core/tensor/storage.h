@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "device/device.h"
 
@@ -14,6 +15,7 @@ namespace dp {
 
 class Backend;
 class Context;
+struct CastCopy;  // autocast's copy of a parameter in a lower precision (ops/autocast.cc)
 
 class Storage {
  public:
@@ -39,6 +41,9 @@ class Storage {
   void share_version_of(std::shared_ptr<Storage> owner) { owner_ = std::move(owner); }
   // The storage whose memory this one aliases (null when it owns or borrows its own).
   const std::shared_ptr<Storage>& owner() const { return owner_; }
+  // The storage whose memory this is: the end of the owner() chain (this one when it owns
+  // or borrows its memory).
+  Storage& root() { return owner_ ? owner_->root() : *this; }
   uint64_t version() const {
     return owner_ ? owner_->version() : version_.load(std::memory_order_relaxed);
   }
@@ -49,6 +54,18 @@ class Storage {
       version_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+
+  // Marks the memory as writable without the version counter seeing it: the caller's own
+  // memory (borrowed, or imported through DLPack), an address handed out (dp_tensor_data) or
+  // a DLPack export. Marks the root. Copies that stay valid while the version is unchanged
+  // (autocast's cast copies) are never kept of such memory.
+  void mark_exposed() { root().exposed_.store(true, std::memory_order_relaxed); }
+  bool exposed() { return root().exposed_.load(std::memory_order_relaxed); }
+
+  // Autocast's lower-precision copy of this memory, or of a part of it (ops/autocast.cc);
+  // null when there is none. Read and written under cast_copy_mutex(), on the root only.
+  std::shared_ptr<CastCopy>& cast_copy() { return cast_copy_; }
+  std::mutex& cast_copy_mutex() { return cast_copy_mu_; }
 
   // Blocks in-place writes to this memory until the matching unblock_writes (blocks nest):
   // Tensor::bump_version refuses them meanwhile. `why` is static text, the same for every
@@ -77,6 +94,9 @@ class Storage {
   std::atomic<int> write_blocks_{0};
   std::atomic<const char*> block_reason_{nullptr};
   std::shared_ptr<Storage> owner_;  // set on aliases: see share_version_of
+  std::atomic<bool> exposed_{false};
+  std::mutex cast_copy_mu_;
+  std::shared_ptr<CastCopy> cast_copy_;
 };
 
 }  // namespace dp

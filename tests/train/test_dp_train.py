@@ -22,8 +22,8 @@ import pytest
 from reference import DATA, read_idx, read_safetensors, torch_model
 
 
-def run(dp_train, *args, timeout=300):
-    env = dict(os.environ, DP_CPU_DEVICES="2")
+def run(dp_train, *args, timeout=300, env=None):
+    env = dict(os.environ, DP_CPU_DEVICES="2", **(env or {}))
     return subprocess.run([dp_train, *args], capture_output=True, text=True, timeout=timeout,
                           env=env)
 
@@ -517,6 +517,25 @@ def test_precision_bf16_trains_under_autocast_and_says_once_when_bf16_is_not_nat
         native = any(flag in f.read() for flag in (" avx512_bf16", " amx_bf16"))
     warnings = [l for l in p.stderr.splitlines() if "has no native bfloat16" in l]
     assert len(warnings) == (0 if native else 1), p.stderr
+
+
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+def test_bf16_weights_casts_kept_between_steps_change_no_bit_of_the_training(
+        dp_train, tmp_path, model):
+    # Autocast keeps each parameter's bfloat16 cast while the parameter is unchanged, and
+    # the optimizer writes it along with the parameter (docs/autocast.md);
+    # DP_AUTOCAST_CACHE=0 casts afresh at every use. On 2 devices (the replica on cpu:1
+    # shares the kept casts) and through evaluation, both must train to the same bits:
+    # the checkpoints, weights and momentum, are equal byte for byte.
+    saved = {}
+    for keep in ("1", "0"):
+        path = tmp_path / f"{keep}.safetensors"
+        p = run(dp_train, "--model", model, "--limit", "1024", "--epochs", "2", "--batch", "128",
+                "--devices", "cpu:0,cpu:1", "--precision", "bf16",
+                "--quiet", "--checkpoint", str(path), env={"DP_AUTOCAST_CACHE": keep})
+        assert p.returncode == 0, p.stderr
+        saved[keep] = path.read_bytes()
+    assert saved["1"] == saved["0"]
 
 
 def run_2048(dp_train, tmp_path, *args):

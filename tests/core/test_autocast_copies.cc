@@ -1,0 +1,227 @@
+// Autocast's kept copies of parameters (ops/autocast.h): a CPU parameter's bfloat16 cast is
+// made once and reused while the parameter is unchanged, refreshed by an optimizer step,
+// and never seen stale. Each test checks the values against a fresh cast of the current
+// float32 values (to_dtype, itself checked against float64 in test_ops) and against
+// bfloat16's rounding bound, and which memory the cast is in: the same memory means reuse.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "autograd/autocast_mode.h"
+#include "autograd/engine.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "context/context.h"
+#include "error.h"
+#include "ops/autocast.h"
+#include "ops/ops.h"
+#include "optim/optimizer.h"
+#include "parallel/comm.h"
+#include "test_context.h"
+
+namespace dp {
+namespace {
+
+class AutocastCopies : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ctx_ = testing_util::cpu_context(2);
+    seed_ = std::random_device{}();
+    rng_.seed(seed_);
+  }
+
+  std::vector<float> random_values(int64_t n) {
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = u(rng_);
+    return v;
+  }
+
+  // A float32 parameter (a leaf that requires grad) on cpu:0.
+  Tensor parameter(const Shape& s) {
+    const std::vector<float> v = random_values(numel_of(s));
+    Tensor t = ops::from_host(ctx_, s, DType::kFloat32, cpu(0), v.data());
+    t.set_requires_grad(true);
+    return t;
+  }
+
+  static std::vector<uint16_t> bits(const Tensor& t) {
+    std::vector<uint16_t> v(static_cast<size_t>(t.numel()));
+    ops::to_host(t, v.data());
+    return v;
+  }
+  static std::vector<float> floats(const Tensor& t) {
+    std::vector<float> v(static_cast<size_t>(t.numel()));
+    ops::to_host(t, v.data());
+    return v;
+  }
+
+  // `lowered` holds w's current values in bfloat16: bit for bit a fresh cast, and each
+  // within bfloat16's rounding bound (2^-8 of the value) of the float32 value.
+  void expect_current(const Tensor& lowered, const Tensor& w) {
+    ASSERT_EQ(lowered.dtype(), DType::kBFloat16);
+    const Tensor fresh = ops::to_dtype(w.detach(), DType::kBFloat16);
+    EXPECT_EQ(bits(lowered), bits(fresh)) << "seed " << seed_;
+    const std::vector<float> f = floats(w);
+    const std::vector<uint16_t> b = bits(lowered);
+    for (size_t i = 0; i < f.size(); ++i) {
+      uint32_t u = static_cast<uint32_t>(b[i]) << 16;
+      float back;
+      std::memcpy(&back, &u, sizeof back);
+      ASSERT_LE(std::abs(back - f[i]), std::ldexp(std::abs(f[i]), -8)) << "element " << i;
+    }
+  }
+
+  std::shared_ptr<Context> ctx_;
+  uint32_t seed_ = 0;
+  std::mt19937 rng_;
+};
+
+TEST_F(AutocastCopies, AParametersCastIsKeptAndReusedWhileItIsUnchanged) {
+  const Tensor w = parameter({64, 48});
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor first = ops::autocast::lower(w);
+  const Tensor second = ops::autocast::lower(w);
+  expect_current(first, w);
+  expect_current(second, w);
+  EXPECT_EQ(first.data(), second.data()) << "the second cast should reuse the first's memory";
+  // Differentiable like a cast: its gradient goes to w.
+  ASSERT_NE(second.grad_fn(), nullptr);
+  EXPECT_STREQ(second.grad_fn()->name(), "ToDtypeBackward");
+  // Under grad mode off (evaluation) too.
+  GradModeGuard off(false);
+  EXPECT_EQ(ops::autocast::lower(w).data(), first.data());
+}
+
+TEST_F(AutocastCopies, TensorsThatAreNotParametersAreCastAfresh) {
+  const std::vector<float> v = random_values(96);
+  const Tensor x = ops::from_host(ctx_, {8, 12}, DType::kFloat32, cpu(0), v.data());
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor first = ops::autocast::lower(x);
+  const Tensor second = ops::autocast::lower(x);
+  expect_current(second, x);
+  EXPECT_NE(first.data(), second.data());
+}
+
+TEST_F(AutocastCopies, AnInPlaceWriteMakesTheKeptCastOutOfDate) {
+  const Tensor w = parameter({32, 16});
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor before = ops::autocast::lower(w);
+  const std::vector<uint16_t> old_bits = bits(before);
+  const std::vector<float> next = random_values(w.numel());
+  ops::copy_from_host(w, next.data());
+  const Tensor after = ops::autocast::lower(w);
+  expect_current(after, w);
+  EXPECT_NE(after.data(), before.data());
+  EXPECT_EQ(bits(before), old_bits) << "a cast already handed out keeps its values";
+}
+
+TEST_F(AutocastCopies, AnOptimizerStepWritesTheKeptCastAlongWithTheParameter) {
+  Tensor w = parameter({300, 200});  // more than one slice of the update
+  const std::vector<float> g = random_values(w.numel());
+  w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+  Sgd sgd({w}, SgdOptions{0.5, 0.9, 0, 0.01, false});
+  const void* kept;
+  {
+    AutocastGuard bf16(DType::kBFloat16);
+    kept = ops::autocast::lower(w).data();  // released: only the cache holds it now
+  }
+  for (int step = 0; step < 2; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    const std::vector<float> before = floats(w);
+    sgd.step();
+    ASSERT_NE(floats(w), before) << "the step changed nothing";
+    AutocastGuard bf16(DType::kBFloat16);
+    const Tensor lowered = ops::autocast::lower(w);
+    expect_current(lowered, w);
+    EXPECT_EQ(lowered.data(), kept) << "the step should have refreshed the kept cast in place";
+  }
+}
+
+TEST_F(AutocastCopies, AKeptCastThatAGraphStillHoldsIsNotOverwritten) {
+  Tensor w = parameter({40, 24});
+  const std::vector<float> g = random_values(w.numel());
+  w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+  Sgd sgd({w}, SgdOptions{0.5, 0, 0, 0, false});
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor held = ops::autocast::lower(w);  // as a graph saves it for backward
+  const std::vector<uint16_t> old_bits = bits(held);
+  sgd.step();
+  EXPECT_EQ(bits(held), old_bits);
+  const Tensor after = ops::autocast::lower(w);
+  expect_current(after, w);
+  EXPECT_NE(after.data(), held.data());
+}
+
+TEST_F(AutocastCopies, MemoryWrittenBehindTheVersionCounterIsNeverKept) {
+  const Tensor w = parameter({16, 16});
+  // As dp_tensor_data, a DLPack export or borrowed memory mark it.
+  w.impl()->storage->mark_exposed();
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor first = ops::autocast::lower(w);
+  std::vector<float> next = random_values(w.numel());
+  std::memcpy(w.data(), next.data(), next.size() * sizeof(float));  // no version bump
+  const Tensor second = ops::autocast::lower(w);
+  expect_current(second, w);
+  EXPECT_NE(second.data(), first.data());
+}
+
+TEST_F(AutocastCopies, TheKeptCastIsReadOnly) {
+  const Tensor w = parameter({8, 8});
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor lowered = ops::autocast::lower(w);
+  try {
+    ops::fill_(lowered, 0);
+    FAIL() << "an in-place write to the kept cast went through";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Code::kState);
+    EXPECT_NE(std::string(e.what()).find("autocast"), std::string::npos) << e.what();
+  }
+  expect_current(ops::autocast::lower(w), w);
+}
+
+// A DataParallel replica on another CPU device aliases the parameter's memory: its cast
+// is the kept one, on its own device.
+TEST_F(AutocastCopies, AnAliasOnAnotherCpuDeviceSharesTheKeptCast) {
+  const Tensor w = parameter({64, 32});
+  const Tensor replica = comm::alias_on(w, cpu(1));
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor on0 = ops::autocast::lower(w);
+  const Tensor on1 = ops::autocast::lower(replica);
+  EXPECT_EQ(on1.device(), cpu(1));
+  EXPECT_EQ(on1.data(), on0.data());
+  expect_current(on1, w);
+}
+
+// The kept cast changes no gradient: two backward passes through linear, the first
+// making the cast and the second reusing it, give w the same float32 gradient, equal to
+// one through an explicit cast.
+TEST_F(AutocastCopies, GradientsThroughTheKeptCastEqualThoseThroughAFreshOne) {
+  Tensor w = parameter({24, 40});
+  const std::vector<float> xv = random_values(16 * 40);
+  const Tensor x = ops::from_host(ctx_, {16, 40}, DType::kFloat32, cpu(0), xv.data());
+  std::vector<std::vector<float>> grads;
+  for (int pass = 0; pass < 3; ++pass) {
+    w.set_grad(Tensor());
+    Tensor y;
+    if (pass < 2) {
+      AutocastGuard bf16(DType::kBFloat16);
+      y = ops::linear(x, w, Tensor());
+    } else {
+      y = ops::linear(ops::to_dtype(x, DType::kBFloat16), ops::to_dtype(w, DType::kBFloat16),
+                      Tensor());
+    }
+    backward({ops::sum(ops::to_dtype(y, DType::kFloat32))}, {});
+    ASSERT_EQ(w.grad().dtype(), DType::kFloat32);
+    grads.push_back(floats(w.grad()));
+  }
+  EXPECT_EQ(grads[1], grads[0]);
+  EXPECT_EQ(grads[2], grads[0]);
+}
+
+}  // namespace
+}  // namespace dp
