@@ -10,18 +10,20 @@
 #
 #   bench/compare-bf16.sh [--model mlp|cnn] [--epochs N] [--batch N] [--lr X] [--rounds R]
 #                         [--limit N] [--build DIR] [--python PY] [--torch-configs LIST]
-#                         [--torch-fp32]
+#                         [--torch-fp32] [--cast-afresh] [--no-torch]
 #
 # --python: the interpreter for torch_reference.py (default: the venv's, when
 # bench/torch2-venv.sh has made it, else /usr/bin/python3 with Debian's PyTorch 1.13, and
 # the table says which). --torch-configs: torch_reference.py's --configs (default
 # 1proc-1thread,1proc-2thread,ddp-2x1). --torch-fp32: PyTorch in float32 too.
+# --cast-afresh: dp-train bf16 also with DP_AUTOCAST_CACHE=0 (every use of a weight casts
+# it afresh, docs/autocast.md), and the ratio of the default to it. --no-torch: no PyTorch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # shellcheck source=bench/compare_common.sh
 source bench/compare_common.sh
-python="" torch_fp32=0
+python="" torch_fp32=0 afresh=0 torch=1
 configs="1proc-1thread,1proc-2thread,ddp-2x$((cpus / 2 > 0 ? cpus / 2 : 1))"
 while [ $# -gt 0 ]; do
   compare_option "$@" && shift "$compare_shift" && continue
@@ -29,7 +31,9 @@ while [ $# -gt 0 ]; do
     --python) python=$2; shift 2 ;;
     --torch-configs) configs=$2; shift 2 ;;
     --torch-fp32) torch_fp32=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --cast-afresh) afresh=1; shift ;;
+    --no-torch) torch=0; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "compare-bf16.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +44,8 @@ if [ -z "$python" ]; then
   python=/usr/bin/python3
   [ -x "$venv/bin/python" ] && python=$venv/bin/python
 fi
-torch_version=$("$python" -c 'import torch; print(torch.__version__)')
+torch_version=none
+if [ "$torch" = 1 ]; then torch_version=$("$python" -c 'import torch; print(torch.__version__)'); fi
 
 "$build/bin/dp-bench" bf16-device
 echo "{\"torch\": \"$torch_version\", \"python\": \"$python\"}"
@@ -52,7 +57,13 @@ for round in $(seq 1 "$rounds"); do
         --devices "$devs" --precision "$precision" --quiet --json "${limit_args[@]}" 2>/dev/null |
         tail -n 1 | sed "s/^/dp\t$round\t/" >> "$log"
     done
+    if [ "$afresh" = 1 ]; then
+      DP_AUTOCAST_CACHE=0 "$build/bin/dp-train" --model "$model" --epochs "$epochs" \
+        --batch "$batch" --lr "$lr" --devices "$devs" --precision bf16 --quiet --json \
+        "${limit_args[@]}" 2>/dev/null | tail -n 1 | sed "s/^/dp-afresh\t$round\t/" >> "$log"
+    fi
   done
+  [ "$torch" = 1 ] || continue
   echo "round $round/$rounds: torch_reference.py ($torch_version)" >&2
   autocasts=(bf16)
   if [ "$torch_fp32" = 1 ]; then autocasts=(none bf16); fi
@@ -70,9 +81,10 @@ runs, acc = {}, {}
 for line in open(log):
     impl, rnd, payload = line.rstrip("\n").split("\t", 2)
     j = json.loads(payload)
-    if impl == "dp":
+    if impl.startswith("dp"):
         n = len(j["devices"])
-        key = f"dp-train {j['precision']}, {n} CPU device{'s' if n > 1 else ''}"
+        afresh = " casts afresh" if impl == "dp-afresh" else ""
+        key = f"dp-train {j['precision']}{afresh}, {n} CPU device{'s' if n > 1 else ''}"
     else:
         key = f"PyTorch {torch_version} {j['config']}, {j.get('autocast', 'fp32')}"
     # one figure per round: a multi-epoch PyTorch run gives one line per epoch, keep the last
@@ -97,6 +109,9 @@ for n in sorted({k.split(", ")[1] for k in dp}):
     b, f = f"dp-train bf16, {n}", f"dp-train fp32, {n}"
     if b in med and f in med:
         print(f"dp-train bf16 / fp32, {n}: {ratio(b, f)}")
+    a = f"dp-train bf16 casts afresh, {n}"
+    if b in med and a in med:
+        print(f"dp-train bf16 kept casts / casts afresh, {n}: {ratio(b, a)}")
 auto = [k for k in med if k.startswith("PyTorch") and k.endswith("bf16")]
 if auto:
     t = best_of(auto)
