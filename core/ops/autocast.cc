@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 
 #include "autograd/autocast_mode.h"
@@ -10,16 +9,6 @@
 #include "ops/ops.h"
 
 namespace dp {
-
-// A kept copy (ops/autocast.h), on the storage that owns the memory it was cast from.
-struct CastCopy {
-  static constexpr uint64_t kOutOfDate = std::numeric_limits<uint64_t>::max();
-  const void* data;  // the part of the memory cast: its first element and count
-  int64_t numel;
-  DType dtype;       // the copy's
-  uint64_t version;  // of the memory when the copy was made, or kOutOfDate
-  Tensor copy;       // no history; handed out through to_dtype_from only
-};
 
 namespace ops::autocast {
 
@@ -33,9 +22,10 @@ bool keeps_copies() {
   return keep;
 }
 
-// t in `to` from its memory's kept copy, made now when there is none that is current; an
-// undefined tensor when none is kept for t: t is not a CPU parameter or an alias of one's
-// kept part.
+// t in `to` from its memory's kept copy (viewed in t's shape: a reshaped view of a
+// parameter shares it), made now when there is none that is current; an undefined tensor
+// when none is kept for t: t is neither a CPU leaf that requires grad nor another view of
+// the kept part's memory (an alias on another CPU device, a reshape).
 Tensor kept_cast(const Tensor& t, DType to) {
   if (!keeps_copies() || !t.device().is_cpu()) return Tensor();
   Storage& root = t.impl()->storage->root();
@@ -46,15 +36,19 @@ Tensor kept_cast(const Tensor& t, DType to) {
     const std::shared_ptr<CastCopy>& kept = root.cast_copy();
     const bool same_part =
         kept && kept->data == t.data() && kept->numel == t.numel() && kept->dtype == to;
-    if (same_part && kept->version == root.version()) return kept->copy;
+    if (same_part && kept->version == root.version()) {
+      kept->used = true;
+      return kept->copy.view_as_shape(t.shape());
+    }
     if (!same_part && !(t.is_leaf() && t.requires_grad())) return Tensor();
-    // Read before the cast, so that a write during it leaves the copy out of date.
+    // Read before the cast: a writer that bumps the counter once its values are in place
+    // (as an optimizer step does, after the update) leaves a copy made meanwhile out of date.
     version = root.version();
   }
   // Not under the lock: the cast may wait for a device worker, whose task may be asking
   // for this very lock. Two replicas that miss together both cast; either copy will do.
   Tensor copy = to_dtype(t.detach(), to);
-  auto made = std::make_shared<CastCopy>(CastCopy{t.data(), t.numel(), to, version, copy});
+  auto made = std::make_shared<CastCopy>(CastCopy{t.data(), t.numel(), to, version, true, copy});
   std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
   root.cast_copy() = std::move(made);
   return copy;
@@ -79,11 +73,14 @@ Tensor copy_to_refresh(const Tensor& t) {
   const bool whole = kept->data == t.data() && kept->numel == t.numel();
   const bool unshared =
       kept->copy.impl_ptr().use_count() == 1 && kept->copy.impl()->storage.use_count() == 1;
-  if (!whole || !unshared || root.exposed()) {
+  // A copy that no cast used since the last refresh (autocast no longer on, the module no
+  // longer run) is let go rather than written at every step.
+  if (!whole || !unshared || !kept->used || root.exposed()) {
     kept.reset();
     return Tensor();
   }
   kept->version = CastCopy::kOutOfDate;
+  kept->used = false;
   return kept->copy;
 }
 

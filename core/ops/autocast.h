@@ -11,19 +11,42 @@
 //          batch_norm.
 // Promote: add, sub, mul, div.
 //
-// Kept copies (CPU devices): a float32 parameter (a leaf that requires grad) that lower()
-// casts keeps its copy, with the version counter of its memory at the time. Casts of the
-// same memory reuse it while the version is unchanged: the replicas of DataParallel on
-// other CPU devices (which alias the parameters' memory), every evaluation batch, and the
-// next step, because an optimizer step writes the copy along with the parameter
-// (copy_to_refresh). So a training step casts no weights; the values are those of a fresh
-// cast. The cost is the copies' memory, half the parameters' in bfloat16, for the
-// parameters' lifetime. None is kept of memory that can change behind the version counter
+// Kept copies (CPU devices): a float32 leaf tensor that requires grad (a parameter, as in
+// PyTorch's autocast cache) that lower() casts keeps its copy on its memory's root
+// storage, with the memory's version counter at the time. Casts of the same memory reuse
+// it while the version is unchanged: DataParallel's replicas on other CPU devices (which
+// alias the parameters' memory), every evaluation batch, and the next step, because an
+// optimizer step writes the copy along with the parameter (copy_to_refresh). So a
+// training step casts no weights; the values are those of a fresh cast. The cost is the
+// copies' memory, half the parameters' in bfloat16; a copy that no cast used between two
+// optimizer steps is let go. One copy per storage (parameters that are views of one
+// buffer take turns). None is kept of memory that can change behind the version counter
 // (Storage::exposed), nor on accelerators (whose replicas are copies, not aliases);
-// DP_AUTOCAST_CACHE=0 keeps none at all.
+// DP_AUTOCAST_CACHE=0 keeps none at all. An optimizer step bumps the counter again once
+// its values are in place, so a copy that another thread made during the step counts as
+// out of date; other writes that race with a cast of the same memory are a race, as any
+// read during a write is.
 #pragma once
 
+#include <cstdint>
+#include <limits>
+
 #include "tensor/tensor.h"
+
+namespace dp {
+
+// A kept copy, on the root storage of the memory it was cast from (Storage::cast_copy).
+struct CastCopy {
+  static constexpr uint64_t kOutOfDate = std::numeric_limits<uint64_t>::max();
+  const void* data;  // the part of the memory cast: its first element and count
+  int64_t numel;
+  DType dtype;       // the copy's
+  uint64_t version;  // of the memory when the copy was made, or kOutOfDate
+  bool used;         // handed out since it was made or last refreshed
+  Tensor copy;       // contiguous, no history; handed out through ops::to_dtype_from only
+};
+
+}  // namespace dp
 
 namespace dp::ops::autocast {
 

@@ -145,6 +145,9 @@ void Optimizer::step() {
         cpu_parallel_for(*ctx, kNotOnACpuWorker, cpu_elements, kMinSlice, 16, update_range);
       }
       for (const CpuParam& c : cpu_params) {
+        // Bumped again now the values are final: a cast that another thread made during
+        // the update (of a mix of old and new values) counts as out of date.
+        params_[c.param].bump_version();
         if (lowered[c.param].defined()) {
           ops::autocast::refreshed(params_[c.param], lowered[c.param]);
         }

@@ -374,7 +374,8 @@ DP_EXPORT dp_result dp_tensor_to_dtype(const dp_tensor* t, dp_dtype dtype, dp_te
 
 /**
  * The address of the first element, for CPU tensors only (DP_ERR_DEVICE_MISMATCH for
- * others). Valid while `t` is alive. Writing through it bypasses the version counter.
+ * others). Valid while `t` is alive. Writing through it bypasses the version counter, so
+ * from then on autocast keeps no bfloat16 cast of this memory (docs/autocast.md).
  */
 DP_EXPORT dp_result dp_tensor_data(const dp_tensor* t, void** out);
 

@@ -8,6 +8,7 @@
    rounds the result once, so |computed - exact| <= 3u * sum_k |a_k| |b_k| (+ float32's sum error,
    K * 2^-24 * sum_k |a_k b_k|, far below). A backward product whose incoming gradient is
    already bfloat16 (exact) rounds one input and its result: 2u. */
+#include <dlpack/dlpack.h>
 #include <float.h>
 #include <stdlib.h>
 
@@ -272,6 +273,78 @@ static void matmul_computes_in_bf16_within_the_bound(void** state) {
   dp_tensor_release(ta);
   dp_tensor_release(tb);
   dp_tensor_release(y);
+}
+
+/* Autocast keeps a parameter's bfloat16 cast while its version counter is unchanged
+   (docs/autocast.md). Memory written behind the counter must never be served from such a
+   copy: a weight written through dp_tensor_data's address, through a DLPack export (both
+   after a first product made a kept cast) or in caller memory a tensor borrows, reaches
+   the next product under autocast, checked against float64 with the new values. */
+enum { KM = 5, KK = 24, KN = 6 };
+
+static void assert_product_of(const dp_tensor* x, const dp_tensor* w, const float* xv,
+                              const float* wv, const char* what) {
+  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
+  dp_tensor* y = NULL;
+  ASSERT_OK(dp_op_matmul(x, w, &y));
+  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
+  float got[KM * KN];
+  double exact[KM * KN], scale[KM * KN];
+  read_values(y, got, KM * KN);
+  for (int i = 0; i < KM; ++i) {
+    for (int j = 0; j < KN; ++j) {
+      exact[i * KN + j] = scale[i * KN + j] = 0;
+      for (int k = 0; k < KK; ++k) {
+        exact[i * KN + j] += (double)xv[i * KK + k] * wv[k * KN + j];
+        scale[i * KN + j] += fabs((double)xv[i * KK + k] * wv[k * KN + j]);
+      }
+    }
+  }
+  assert_within(what, got, exact, scale, KM * KN, 3);
+  dp_tensor_release(y);
+}
+
+static void weights_written_behind_the_version_counter_reach_the_next_autocast_product(
+    void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  static float xv[KM * KK], wv[KK * KN], next[KK * KN];
+  fill_random(xv, KM * KK, 21);
+  fill_random(wv, KK * KN, 22);
+  fill_random(next, KK * KN, 23);
+  const int64_t xs[] = {KM, KK}, ws[] = {KK, KN};
+  dp_tensor* x = make_f32(ctx, xv, xs, 2, cpu_dev(0));
+  for (int route = 0; route < 3; ++route) {
+    static const char* const kRoute[] = {"dp_tensor_data", "DLPack export", "borrowed memory"};
+    static float borrowed[KK * KN];
+    dp_tensor* w = NULL;
+    if (route == 2) {
+      memcpy(borrowed, wv, sizeof borrowed);
+      ASSERT_OK(dp_tensor_from_borrowed(ctx, DP_FLOAT32, ws, 2, borrowed, sizeof borrowed, 0, &w));
+    } else {
+      w = make_f32(ctx, wv, ws, 2, cpu_dev(0));
+    }
+    ASSERT_OK(dp_tensor_set_requires_grad(w, 1)); /* a parameter: its cast may be kept */
+    assert_product_of(x, w, xv, wv, kRoute[route]);
+    DLManagedTensor* exported = NULL;
+    float* memory = borrowed;
+    if (route == 0) {
+      void* p = NULL;
+      ASSERT_OK(dp_tensor_data(w, &p));
+      memory = (float*)p;
+    } else if (route == 1) {
+      ASSERT_OK(dp_tensor_to_dlpack(w, &exported));
+      memory = (float*)exported->dl_tensor.data;
+    }
+    uint64_t version = 0, after = 0;
+    ASSERT_OK(dp_tensor_version(w, &version));
+    memcpy(memory, next, sizeof next);
+    ASSERT_OK(dp_tensor_version(w, &after));
+    assert_int_equal(after, version); /* the write went past the counter */
+    assert_product_of(x, w, xv, next, kRoute[route]);
+    if (exported) exported->deleter(exported);
+    dp_tensor_release(w);
+  }
+  dp_tensor_release(x);
 }
 
 /* conv2d, stride 1, padding 1: forward and the three gradients against float64. */
@@ -651,6 +724,7 @@ int main(void) {
       cmocka_unit_test(the_device_query_says_whether_bf16_is_native),
       cmocka_unit_test(linear_computes_in_bf16_within_the_bound_forward_and_backward),
       cmocka_unit_test(matmul_computes_in_bf16_within_the_bound),
+      cmocka_unit_test(weights_written_behind_the_version_counter_reach_the_next_autocast_product),
       cmocka_unit_test(conv2d_computes_in_bf16_within_the_bound_forward_and_backward),
       cmocka_unit_test(float32_list_ops_compute_and_return_float32_for_bf16_inputs),
       cmocka_unit_test(

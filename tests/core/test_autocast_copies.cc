@@ -2,12 +2,15 @@
 // made once and reused while the parameter is unchanged, refreshed by an optimizer step,
 // and never seen stale. Each test checks the values against a fresh cast of the current
 // float32 values (to_dtype, itself checked against float64 in test_ops) and against
-// bfloat16's rounding bound, and which memory the cast is in: the same memory means reuse.
+// bfloat16's rounding bound, and the kept copy itself (Storage::cast_copy): a cast that
+// shares its storage reused it.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <vector>
 
@@ -76,6 +79,18 @@ class AutocastCopies : public ::testing::Test {
     }
   }
 
+  // The copy kept on t's memory (null when none).
+  static std::shared_ptr<CastCopy> kept(const Tensor& t) {
+    Storage& root = t.impl()->storage->root();
+    std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
+    return root.cast_copy();
+  }
+  // Whether `lowered` is a view of the kept copy `k` (directly, or through an alias on
+  // another CPU device).
+  static bool from(const Tensor& lowered, const std::shared_ptr<CastCopy>& k) {
+    return k && &lowered.impl()->storage->root() == k->copy.impl()->storage.get();
+  }
+
   std::shared_ptr<Context> ctx_;
   uint32_t seed_ = 0;
   std::mt19937 rng_;
@@ -85,16 +100,44 @@ TEST_F(AutocastCopies, AParametersCastIsKeptAndReusedWhileItIsUnchanged) {
   const Tensor w = parameter({64, 48});
   AutocastGuard bf16(DType::kBFloat16);
   const Tensor first = ops::autocast::lower(w);
+  const std::shared_ptr<CastCopy> k = kept(w);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->version, w.version());
   const Tensor second = ops::autocast::lower(w);
   expect_current(first, w);
   expect_current(second, w);
-  EXPECT_EQ(first.data(), second.data()) << "the second cast should reuse the first's memory";
+  EXPECT_TRUE(from(first, k));
+  EXPECT_TRUE(from(second, k)) << "the second cast should reuse the first";
+  EXPECT_EQ(kept(w), k);
   // Differentiable like a cast: its gradient goes to w.
   ASSERT_NE(second.grad_fn(), nullptr);
   EXPECT_STREQ(second.grad_fn()->name(), "ToDtypeBackward");
   // Under grad mode off (evaluation) too.
   GradModeGuard off(false);
-  EXPECT_EQ(ops::autocast::lower(w).data(), first.data());
+  EXPECT_TRUE(from(ops::autocast::lower(w), k));
+}
+
+// A reshaped view of a parameter (same memory, another shape) shares its kept cast, in
+// its own shape, and leaves it usable for the parameter.
+TEST_F(AutocastCopies, AReshapedViewSharesTheKeptCastInItsOwnShape) {
+  const Tensor w = parameter({6, 8});
+  AutocastGuard bf16(DType::kBFloat16);
+  const Tensor lowered = ops::autocast::lower(w);
+  const std::shared_ptr<CastCopy> k = kept(w);
+  const Tensor flat = ops::autocast::lower(ops::reshape(w, {48}));
+  EXPECT_EQ(flat.shape(), (Shape{48}));
+  EXPECT_TRUE(from(flat, k));
+  EXPECT_EQ(bits(flat), bits(lowered));
+  // Out of date, then cast first through a view of another shape: the parameter's own
+  // cast still works, with the new values.
+  const std::vector<float> next = random_values(w.numel());
+  ops::copy_from_host(w, next.data());
+  const Tensor view = ops::autocast::lower(ops::reshape(w, {8, 6}));
+  EXPECT_EQ(view.shape(), (Shape{8, 6}));
+  const Tensor again = ops::autocast::lower(w);
+  EXPECT_EQ(again.shape(), w.shape());
+  expect_current(again, w);
+  EXPECT_EQ(bits(view), bits(again));
 }
 
 TEST_F(AutocastCopies, TensorsThatAreNotParametersAreCastAfresh) {
@@ -104,6 +147,7 @@ TEST_F(AutocastCopies, TensorsThatAreNotParametersAreCastAfresh) {
   const Tensor first = ops::autocast::lower(x);
   const Tensor second = ops::autocast::lower(x);
   expect_current(second, x);
+  EXPECT_EQ(kept(x), nullptr);
   EXPECT_NE(first.data(), second.data());
 }
 
@@ -114,47 +158,93 @@ TEST_F(AutocastCopies, AnInPlaceWriteMakesTheKeptCastOutOfDate) {
   const std::vector<uint16_t> old_bits = bits(before);
   const std::vector<float> next = random_values(w.numel());
   ops::copy_from_host(w, next.data());
+  EXPECT_NE(kept(w)->version, w.version());
   const Tensor after = ops::autocast::lower(w);
   expect_current(after, w);
-  EXPECT_NE(after.data(), before.data());
+  EXPECT_FALSE(from(before, kept(w)));
+  EXPECT_TRUE(from(after, kept(w)));
   EXPECT_EQ(bits(before), old_bits) << "a cast already handed out keeps its values";
 }
 
 TEST_F(AutocastCopies, AnOptimizerStepWritesTheKeptCastAlongWithTheParameter) {
-  Tensor w = parameter({300, 200});  // more than one slice of the update
-  const std::vector<float> g = random_values(w.numel());
-  w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
-  Sgd sgd({w}, SgdOptions{0.5, 0.9, 0, 0.01, false});
-  const void* kept;
-  {
-    AutocastGuard bf16(DType::kBFloat16);
-    kept = ops::autocast::lower(w).data();  // released: only the cache holds it now
-  }
-  for (int step = 0; step < 2; ++step) {
-    SCOPED_TRACE("step " + std::to_string(step));
-    const std::vector<float> before = floats(w);
-    sgd.step();
-    ASSERT_NE(floats(w), before) << "the step changed nothing";
-    AutocastGuard bf16(DType::kBFloat16);
-    const Tensor lowered = ops::autocast::lower(w);
-    expect_current(lowered, w);
-    EXPECT_EQ(lowered.data(), kept) << "the step should have refreshed the kept cast in place";
+  for (const bool adam : {false, true}) {
+    SCOPED_TRACE(adam ? "Adam" : "SGD");
+    Tensor w = parameter({300, 200});  // more than one slice of the update
+    const std::vector<float> g = random_values(w.numel());
+    w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+    std::unique_ptr<Optimizer> opt;
+    if (adam) {
+      AdamOptions o;
+      o.lr = 0.1;
+      opt = std::make_unique<Adam>(std::vector<Tensor>{w}, o);
+    } else {
+      opt = std::make_unique<Sgd>(std::vector<Tensor>{w}, SgdOptions{0.5, 0.9, 0, 0.01, false});
+    }
+    {
+      AutocastGuard bf16(DType::kBFloat16);
+      ops::autocast::lower(w);  // released: only the cache holds the copy now
+    }
+    const std::shared_ptr<CastCopy> k = kept(w);
+    ASSERT_NE(k, nullptr);
+    for (int step = 0; step < 2; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      const std::vector<float> before = floats(w);
+      opt->step();
+      ASSERT_NE(floats(w), before) << "the step changed nothing";
+      ASSERT_EQ(kept(w), k) << "the step let the kept cast go";
+      EXPECT_EQ(k->version, w.version()) << "the step left the kept cast out of date";
+      AutocastGuard bf16(DType::kBFloat16);
+      const Tensor lowered = ops::autocast::lower(w);
+      expect_current(lowered, w);
+      EXPECT_TRUE(from(lowered, k));
+    }
   }
 }
 
-TEST_F(AutocastCopies, AKeptCastThatAGraphStillHoldsIsNotOverwritten) {
-  Tensor w = parameter({40, 24});
+// A kept cast that no cast used between two steps (autocast off since) is let go, not
+// written at every step.
+TEST_F(AutocastCopies, AKeptCastUnusedForAWholeStepIsLetGo) {
+  Tensor w = parameter({64, 64});
   const std::vector<float> g = random_values(w.numel());
   w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+  Sgd sgd({w}, SgdOptions{0.1, 0, 0, 0, false});
+  {
+    AutocastGuard bf16(DType::kBFloat16);
+    ops::autocast::lower(w);
+  }
+  sgd.step();  // used since it was made: refreshed
+  ASSERT_NE(kept(w), nullptr);
+  EXPECT_EQ(kept(w)->version, w.version());
+  sgd.step();  // unused since the last step: let go
+  EXPECT_EQ(kept(w), nullptr);
+}
+
+// Two graphs save w's kept cast for backward (linear's weight); an optimizer step runs
+// between their backward passes. The second backward must see the weights its forward
+// saw: the same input gradient as the first.
+TEST_F(AutocastCopies, AKeptCastThatAGraphStillHoldsIsNotOverwritten) {
+  Tensor w = parameter({40, 24});
+  const std::vector<float> xv = random_values(8 * 24);
+  Tensor x = ops::from_host(ctx_, {8, 24}, DType::kFloat32, cpu(0), xv.data());
+  x.set_requires_grad(true);
+  Tensor y1, y2;
+  {
+    AutocastGuard bf16(DType::kBFloat16);
+    y1 = ops::sum(ops::to_dtype(ops::linear(x, w, Tensor()), DType::kFloat32));
+    y2 = ops::sum(ops::to_dtype(ops::linear(x, w, Tensor()), DType::kFloat32));
+  }
+  const std::shared_ptr<CastCopy> k = kept(w);
+  ASSERT_NE(k, nullptr);
+  backward({y1}, {});
+  const std::vector<float> gx_before = floats(x.grad());
+  x.set_grad(Tensor());
   Sgd sgd({w}, SgdOptions{0.5, 0, 0, 0, false});
+  sgd.step();  // w.grad from y1's backward
+  EXPECT_NE(kept(w), k) << "the step wrote a copy that y2's graph holds";
+  backward({y2}, {});
+  EXPECT_EQ(floats(x.grad()), gx_before);
   AutocastGuard bf16(DType::kBFloat16);
-  const Tensor held = ops::autocast::lower(w);  // as a graph saves it for backward
-  const std::vector<uint16_t> old_bits = bits(held);
-  sgd.step();
-  EXPECT_EQ(bits(held), old_bits);
-  const Tensor after = ops::autocast::lower(w);
-  expect_current(after, w);
-  EXPECT_NE(after.data(), held.data());
+  expect_current(ops::autocast::lower(w), w);
 }
 
 TEST_F(AutocastCopies, MemoryWrittenBehindTheVersionCounterIsNeverKept) {
@@ -163,6 +253,7 @@ TEST_F(AutocastCopies, MemoryWrittenBehindTheVersionCounterIsNeverKept) {
   w.impl()->storage->mark_exposed();
   AutocastGuard bf16(DType::kBFloat16);
   const Tensor first = ops::autocast::lower(w);
+  EXPECT_EQ(kept(w), nullptr);
   std::vector<float> next = random_values(w.numel());
   std::memcpy(w.data(), next.data(), next.size() * sizeof(float));  // no version bump
   const Tensor second = ops::autocast::lower(w);
@@ -193,6 +284,7 @@ TEST_F(AutocastCopies, AnAliasOnAnotherCpuDeviceSharesTheKeptCast) {
   const Tensor on0 = ops::autocast::lower(w);
   const Tensor on1 = ops::autocast::lower(replica);
   EXPECT_EQ(on1.device(), cpu(1));
+  EXPECT_TRUE(from(on1, kept(w)));
   EXPECT_EQ(on1.data(), on0.data());
   expect_current(on1, w);
 }

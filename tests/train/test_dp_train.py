@@ -526,16 +526,20 @@ def test_bf16_weights_casts_kept_between_steps_change_no_bit_of_the_training(
     # the optimizer writes it along with the parameter (docs/autocast.md);
     # DP_AUTOCAST_CACHE=0 casts afresh at every use. On 2 devices (the replica on cpu:1
     # shares the kept casts) and through evaluation, both must train to the same bits:
-    # the checkpoints, weights and momentum, are equal byte for byte.
-    saved = {}
+    # the checkpoints (weights and momentum) are equal byte for byte, and so are the
+    # evaluations after each epoch (which run on the kept casts).
+    saved, evaluated = {}, {}
     for keep in ("1", "0"):
         path = tmp_path / f"{keep}.safetensors"
         p = run(dp_train, "--model", model, "--limit", "1024", "--epochs", "2", "--batch", "128",
-                "--devices", "cpu:0,cpu:1", "--precision", "bf16",
-                "--quiet", "--checkpoint", str(path), env={"DP_AUTOCAST_CACHE": keep})
+                "--devices", "cpu:0,cpu:1", "--precision", "bf16", "--json", "--quiet",
+                "--checkpoint", str(path), env={"DP_AUTOCAST_CACHE": keep})
         assert p.returncode == 0, p.stderr
         saved[keep] = path.read_bytes()
+        j = final_json(p)
+        evaluated[keep] = (j["test_loss"], j["test_accuracy"])
     assert saved["1"] == saved["0"]
+    assert evaluated["1"] == evaluated["0"]
 
 
 def run_2048(dp_train, tmp_path, *args):
