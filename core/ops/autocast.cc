@@ -41,16 +41,22 @@ Tensor kept_cast(const Tensor& t, DType to) {
       return kept->copy.view_as_shape(t.shape());
     }
     if (!same_part && !(t.is_leaf() && t.requires_grad())) return Tensor();
-    // Read before the cast: a writer that bumps the counter once its values are in place
-    // (as an optimizer step does, after the update) leaves a copy made meanwhile out of date.
+    // Read before the cast and compared after it: a write that bumps the counter during
+    // the cast, or once its values are in place (as an optimizer step does, after the
+    // update), leaves a copy made meanwhile out of date. A write already under way when
+    // the cast begins (bumped, still writing) is a race, as any read during a write.
     version = root.version();
   }
   // Not under the lock: the cast may wait for a device worker, whose task may be asking
   // for this very lock. Two replicas that miss together both cast; either copy will do.
   Tensor copy = to_dtype(t.detach(), to);
+  // A write that began during the cast: the copy is this call's only.
+  if (root.version() != version) return copy;
   auto made = std::make_shared<CastCopy>(CastCopy{t.data(), t.numel(), to, version, true, copy});
   std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
-  root.cast_copy() = std::move(made);
+  std::shared_ptr<CastCopy>& kept = root.cast_copy();
+  // A current copy made meanwhile (by another replica, or a step's refresh) stays.
+  if (!(kept && kept->version == root.version())) kept = std::move(made);
   return copy;
 }
 
@@ -84,11 +90,11 @@ Tensor copy_to_refresh(const Tensor& t) {
   return kept->copy;
 }
 
-void refreshed(const Tensor& t, const Tensor& copy) {
+void refreshed(const Tensor& t, const Tensor& copy, uint64_t version) {
   Storage& root = t.impl()->storage->root();
   std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
   std::shared_ptr<CastCopy>& kept = root.cast_copy();
-  if (kept && kept->copy.same(copy)) kept->version = root.version();
+  if (kept && kept->copy.same(copy) && root.version() == version) kept->version = version;
 }
 
 Tensor fp32(const Tensor& t) {

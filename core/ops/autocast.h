@@ -20,12 +20,13 @@
 // training step casts no weights; the values are those of a fresh cast. The cost is the
 // copies' memory, half the parameters' in bfloat16; a copy that no cast used between two
 // optimizer steps is let go. One copy per storage (parameters that are views of one
-// buffer take turns). None is kept of memory that can change behind the version counter
-// (Storage::exposed), nor on accelerators (whose replicas are copies, not aliases);
-// DP_AUTOCAST_CACHE=0 keeps none at all. An optimizer step bumps the counter again once
-// its values are in place, so a copy that another thread made during the step counts as
-// out of date; other writes that race with a cast of the same memory are a race, as any
-// read during a write is.
+// buffer keep none across a step). None is kept of memory that can change behind the
+// version counter (Storage::exposed), nor on accelerators (whose replicas are copies, not
+// aliases); DP_AUTOCAST_CACHE=0 keeps none at all. A cast compares the counter before and
+// after it runs, and an optimizer step bumps it again once its values are in place, so a
+// copy made during a step, or during a write that begins meanwhile, is not kept as
+// current; a cast that starts in the middle of another thread's write reads a mix of
+// values, as any read during a write does, and keeps it until the next write.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +64,9 @@ void promote(Tensor& a, Tensor& b);
 // refreshed(). It counts as out of date until then. Else an undefined tensor, and a copy
 // that others still hold (a graph kept for another backward) is let go: they keep its values.
 Tensor copy_to_refresh(const Tensor& t);
-// Marks `copy` (from copy_to_refresh(t)), now holding t's values, as current.
-void refreshed(const Tensor& t, const Tensor& copy);
+// Marks `copy` (from copy_to_refresh(t)), now holding t's values, as current: as of
+// `version`, t's version once its values were in place (nothing, if t has been written
+// since).
+void refreshed(const Tensor& t, const Tensor& copy, uint64_t version);
 
 }  // namespace dp::ops::autocast

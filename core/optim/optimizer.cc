@@ -144,16 +144,18 @@ void Optimizer::step() {
       } else {
         cpu_parallel_for(*ctx, kNotOnACpuWorker, cpu_elements, kMinSlice, 16, update_range);
       }
-      for (const CpuParam& c : cpu_params) {
-        // Bumped again now the values are final: a cast that another thread made during
-        // the update (of a mix of old and new values) counts as out of date.
-        params_[c.param].bump_version();
-        if (lowered[c.param].defined()) {
-          ops::autocast::refreshed(params_[c.param], lowered[c.param]);
-        }
-      }
     } catch (...) {
       cpu_error = std::current_exception();
+    }
+    // Bumped again now the values are final (or the update stopped): a cast that another
+    // thread made during the update, of a mix of old and new values, counts as out of
+    // date. On the storage: the write happened, whatever blocks writes now.
+    for (const CpuParam& c : cpu_params) {
+      const Tensor& p = params_[c.param];
+      p.impl()->storage->bump_version();
+      if (!cpu_error && lowered[c.param].defined()) {
+        ops::autocast::refreshed(p, lowered[c.param], p.version());
+      }
     }
   }
   if (cpu_error) {

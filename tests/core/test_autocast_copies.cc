@@ -166,37 +166,48 @@ TEST_F(AutocastCopies, AnInPlaceWriteMakesTheKeptCastOutOfDate) {
   EXPECT_EQ(bits(before), old_bits) << "a cast already handed out keeps its values";
 }
 
+// Three parameters laid end to end in the update's range, one of them not a multiple of
+// 16 elements long (the range pads it) and one more than a slice long, so slices start
+// inside parameters and span two of them.
 TEST_F(AutocastCopies, AnOptimizerStepWritesTheKeptCastAlongWithTheParameter) {
   for (const bool adam : {false, true}) {
     SCOPED_TRACE(adam ? "Adam" : "SGD");
-    Tensor w = parameter({300, 200});  // more than one slice of the update
-    const std::vector<float> g = random_values(w.numel());
-    w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+    std::vector<Tensor> ws = {parameter({37, 13}), parameter({300, 200}), parameter({5, 7})};
+    for (Tensor& w : ws) {
+      const std::vector<float> g = random_values(w.numel());
+      w.set_grad(ops::from_host(ctx_, w.shape(), DType::kFloat32, cpu(0), g.data()));
+    }
     std::unique_ptr<Optimizer> opt;
     if (adam) {
       AdamOptions o;
       o.lr = 0.1;
-      opt = std::make_unique<Adam>(std::vector<Tensor>{w}, o);
+      opt = std::make_unique<Adam>(ws, o);
     } else {
-      opt = std::make_unique<Sgd>(std::vector<Tensor>{w}, SgdOptions{0.5, 0.9, 0, 0.01, false});
+      opt = std::make_unique<Sgd>(ws, SgdOptions{0.5, 0.9, 0, 0.01, false});
     }
-    {
+    std::vector<std::shared_ptr<CastCopy>> ks;
+    for (const Tensor& w : ws) {
       AutocastGuard bf16(DType::kBFloat16);
       ops::autocast::lower(w);  // released: only the cache holds the copy now
+      ks.push_back(kept(w));
+      ASSERT_NE(ks.back(), nullptr);
     }
-    const std::shared_ptr<CastCopy> k = kept(w);
-    ASSERT_NE(k, nullptr);
     for (int step = 0; step < 2; ++step) {
-      SCOPED_TRACE("step " + std::to_string(step));
-      const std::vector<float> before = floats(w);
-      opt->step();
-      ASSERT_NE(floats(w), before) << "the step changed nothing";
-      ASSERT_EQ(kept(w), k) << "the step let the kept cast go";
-      EXPECT_EQ(k->version, w.version()) << "the step left the kept cast out of date";
-      AutocastGuard bf16(DType::kBFloat16);
-      const Tensor lowered = ops::autocast::lower(w);
-      expect_current(lowered, w);
-      EXPECT_TRUE(from(lowered, k));
+      for (size_t i = 0; i < ws.size(); ++i) {
+        const Tensor& w = ws[i];
+        SCOPED_TRACE("step " + std::to_string(step) + ", parameter " + std::to_string(i));
+        if (i == 0) {
+          const std::vector<float> before = floats(w);
+          opt->step();
+          ASSERT_NE(floats(w), before) << "the step changed nothing";
+        }
+        ASSERT_EQ(kept(w), ks[i]) << "the step let the kept cast go";
+        EXPECT_EQ(ks[i]->version, w.version()) << "the step left the kept cast out of date";
+        AutocastGuard bf16(DType::kBFloat16);
+        const Tensor lowered = ops::autocast::lower(w);
+        expect_current(lowered, w);
+        EXPECT_TRUE(from(lowered, ks[i]));
+      }
     }
   }
 }
