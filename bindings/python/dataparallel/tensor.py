@@ -156,7 +156,8 @@ class Tensor(Handle):
         return self._ctx
 
     def data_ptr(self):
-        """The address of the first element (CPU tensors only)."""
+        """The address of the first element (CPU tensors only). Writes through it bypass the
+        version counter, so autocast keeps no bfloat16 cast of this memory from then on."""
         return capi.dp_tensor_data(self._h)
 
     def __len__(self):
@@ -168,7 +169,8 @@ class Tensor(Handle):
     # ---- contents ----
     def numpy(self, copy=True):
         """The contents as a NumPy array of self.dtype.numpy: a copy (any device), or with
-        copy=False a writable view of a CPU tensor's memory (which the view keeps alive).
+        copy=False a writable view of a CPU tensor's memory (which the view keeps alive;
+        autocast then keeps no bfloat16 cast of the memory, docs/autocast.md).
         numpy.from_dlpack(t) shares the memory too, read-only as NumPy makes every DLPack
         import (NumPy takes no bfloat16 that way). A bfloat16 tensor gives
         ml_dtypes.bfloat16 values when ml_dtypes is installed, else np.uint16 bits

@@ -116,7 +116,9 @@ public final class Tensor extends Handle<dp_tensor> {
    * without a copy: writes by either side are seen by the other, and the buffer stays
    * reachable until the library no longer uses the memory. The buffer must be direct,
    * writable, in native byte order ({@code
-   * ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder())}).
+   * ByteBuffer.allocateDirect(n).order(ByteOrder.nativeOrder())}). Writes through the buffer
+   * bypass the version counter, so autocast keeps no bfloat16 cast of this memory
+   * (docs/autocast.md).
    */
   public static Tensor borrow(Context ctx, int cpuIndex, Buffer data, long... shape) {
     Objects.requireNonNull(ctx, "ctx");
