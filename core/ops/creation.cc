@@ -169,26 +169,14 @@ Tensor to_dtype(const Tensor& t, DType dtype) {
 Tensor to_dtype_from(const Tensor& t, const Tensor& converted) {
   check_defined(t, "to_dtype_from", "tensor");
   check_defined(converted, "to_dtype_from", "converted");
-  const bool same_memory_space =
-      converted.device() == t.device() || (converted.device().is_cpu() && t.device().is_cpu());
-  DP_CHECK(converted.shape() == t.shape() && same_memory_space && is_floating(converted.dtype()) &&
-               is_floating(t.dtype()),
-           kInternal, "to_dtype_from: converted does not match the tensor");
-  std::shared_ptr<Storage> storage = converted.impl()->storage;
-  int64_t offset = converted.impl()->offset;
-  if (converted.device() != t.device()) {
-    // Another CPU device's memory: an alias of it on t's device, as DataParallel's replicas
-    // alias the parameters (it shares the version counter and keeps the memory alive).
-    auto alias = std::make_shared<Storage>(storage->context(), t.device(), converted.data(),
-                                           converted.nbytes(), Storage::Deleter{});
-    alias->share_version_of(std::move(storage));
-    storage = std::move(alias);
-    offset = 0;
-  }
-  auto impl = std::make_shared<TensorImpl>(std::move(storage), offset, converted.shape(),
-                                           converted.dtype());
-  impl->read_only_reason = kSharedConversion;
-  Tensor out(std::move(impl));
+  DP_CHECK(
+      converted.shape() == t.shape() && is_floating(converted.dtype()) && is_floating(t.dtype()),
+      kInternal, "to_dtype_from: converted does not match the tensor");
+  // Another CPU device's memory (a replica's parameter asks): seen on t's device, as
+  // DataParallel's replicas see the parameters.
+  Tensor out =
+      converted.device() == t.device() ? converted.detach() : converted.on_cpu_device(t.device());
+  out.impl()->read_only_reason = kSharedConversion;
   if (needs_grad({&t})) {
     set_history(out, make_node<ToDtypeBackward>({&t}, t.device(), t.dtype()));
   }

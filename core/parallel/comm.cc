@@ -35,13 +35,9 @@ Tensor alias_on(const Tensor& t, Device device) {
   DP_CHECK(both_cpu(t.device(), device), kInternal,
            "alias_on: " << t.device().str() << " -> " << device.str() << " is not CPU to CPU");
   if (t.device() == device) return t.detach();
-  const std::shared_ptr<Storage>& owner = t.impl()->storage;
-  auto storage = std::make_shared<Storage>(owner->context(), device, t.data(), t.nbytes(),
-                                           Storage::Deleter{});  // borrowed
-  storage->share_version_of(owner);
-  auto impl = std::make_shared<TensorImpl>(std::move(storage), 0, t.shape(), t.dtype());
-  impl->read_only_reason = parallel::kWriteThroughAlias;
-  return Tensor(std::move(impl));
+  Tensor alias = t.on_cpu_device(device);
+  alias.impl()->read_only_reason = parallel::kWriteThroughAlias;
+  return alias;
 }
 
 Tensor with_own_version(const Tensor& t) {

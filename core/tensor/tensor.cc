@@ -90,6 +90,19 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
   return Tensor(std::move(impl));
 }
 
+Tensor Tensor::on_cpu_device(Device device) const {
+  DP_CHECK(
+      this->device().is_cpu() && device.is_cpu(), kInternal,
+      "on_cpu_device: " << this->device().str() << " -> " << device.str() << " is not CPU to CPU");
+  if (device == this->device()) return detach();
+  auto storage = std::make_shared<Storage>(impl_->storage->context(), device, data(), nbytes(),
+                                           Storage::Deleter{});  // borrowed
+  storage->share_version_of(impl_->storage);
+  auto impl = std::make_shared<TensorImpl>(std::move(storage), 0, impl_->shape, impl_->dtype);
+  impl->read_only_reason = impl_->read_only_reason;
+  return Tensor(std::move(impl));
+}
+
 Tensor Tensor::detach() const {
   auto impl =
       std::make_shared<TensorImpl>(impl_->storage, impl_->offset, impl_->shape, impl_->dtype);

@@ -92,6 +92,11 @@ class Tensor {
   Tensor view_as_shape(const Shape& shape) const;  // numel must match
   Tensor rows(int64_t begin, int64_t end) const;   // slice of dim 0
   Tensor detach() const;                           // drops autograd metadata
+  // The same memory seen as a tensor of CPU device `device` (this tensor on a CPU device
+  // too): on its own device, detach(); else a borrowed storage on `device` that shares
+  // this memory's version counter and keeps it alive. No autograd metadata; read-only
+  // where this tensor is.
+  Tensor on_cpu_device(Device device) const;
 
   // --- autograd metadata (implemented in autograd/autograd_meta.cc) ---
   bool requires_grad() const;
