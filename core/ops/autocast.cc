@@ -34,8 +34,7 @@ Tensor kept_cast(const Tensor& t, DType to) {
   {
     std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
     const std::shared_ptr<CastCopy>& kept = root.cast_copy();
-    const bool same_part =
-        kept && kept->data == t.data() && kept->numel == t.numel() && kept->dtype == to;
+    const bool same_part = kept && kept->of(t) && kept->dtype == to;
     if (same_part && kept->version == root.version()) {
       kept->used = true;
       return kept->copy.view_as_shape(t.shape());
@@ -76,12 +75,11 @@ Tensor copy_to_refresh(const Tensor& t) {
   std::lock_guard<std::mutex> lock(root.cast_copy_mutex());
   std::shared_ptr<CastCopy>& kept = root.cast_copy();
   if (!kept) return Tensor();
-  const bool whole = kept->data == t.data() && kept->numel == t.numel();
   const bool unshared =
       kept->copy.impl_ptr().use_count() == 1 && kept->copy.impl()->storage.use_count() == 1;
   // A copy that no cast used since the last refresh (autocast no longer on, the module no
   // longer run) is let go rather than written at every step.
-  if (!whole || !unshared || !kept->used || root.exposed()) {
+  if (!kept->of(t) || !unshared || !kept->used || root.exposed()) {
     kept.reset();
     return Tensor();
   }

@@ -45,6 +45,9 @@ struct CastCopy {
   uint64_t version;  // of the memory when the copy was made, or kOutOfDate
   bool used;         // handed out since it was made or last refreshed
   Tensor copy;       // contiguous, no history; handed out through ops::to_dtype_from only
+
+  // Whether the copy is of t's memory (t itself, or another view of the same elements).
+  bool of(const Tensor& t) const { return data == t.data() && numel == t.numel(); }
 };
 
 }  // namespace dp
