@@ -243,6 +243,38 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
 }
 
+/* a [M, K] x b [K, N] under autocast (a, b float32 tensors holding av and bv) is a
+   bfloat16 tensor within the bound of the float64 product. */
+static void assert_autocast_matmul(const dp_tensor* a, const dp_tensor* b, const float* av,
+                                   const float* bv, int M, int K, int N, const char* what) {
+  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
+  dp_tensor* y = NULL;
+  ASSERT_OK(dp_op_matmul(a, b, &y));
+  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
+  assert_int_equal(dtype_of(y), DP_BFLOAT16);
+  float* got = malloc(sizeof(float) * (size_t)(M * N));
+  double* exact = malloc(sizeof(double) * (size_t)(M * N));
+  double* scale = malloc(sizeof(double) * (size_t)(M * N));
+  assert_non_null(got);
+  assert_non_null(exact);
+  assert_non_null(scale);
+  read_values(y, got, (size_t)(M * N));
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      exact[i * N + j] = scale[i * N + j] = 0;
+      for (int k = 0; k < K; ++k) {
+        exact[i * N + j] += (double)av[i * K + k] * bv[k * N + j];
+        scale[i * N + j] += fabs((double)av[i * K + k] * bv[k * N + j]);
+      }
+    }
+  }
+  assert_within(what, got, exact, scale, (size_t)(M * N), 3);
+  free(got);
+  free(exact);
+  free(scale);
+  dp_tensor_release(y);
+}
+
 static void matmul_computes_in_bf16_within_the_bound(void** state) {
   dp_context* ctx = (dp_context*)*state;
   enum { M = 7, K = 33, N = 4 };
@@ -252,27 +284,9 @@ static void matmul_computes_in_bf16_within_the_bound(void** state) {
   const int64_t as[] = {M, K}, bs[] = {K, N};
   dp_tensor* ta = make_f32(ctx, a, as, 2, cpu_dev(0));
   dp_tensor* tb = make_f32(ctx, b, bs, 2, cpu_dev(0));
-  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
-  dp_tensor* y = NULL;
-  ASSERT_OK(dp_op_matmul(ta, tb, &y));
-  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
-  assert_int_equal(dtype_of(y), DP_BFLOAT16);
-  float got[M * N];
-  double exact[M * N], scale[M * N];
-  read_values(y, got, M * N);
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j) {
-      exact[i * N + j] = scale[i * N + j] = 0;
-      for (int k = 0; k < K; ++k) {
-        exact[i * N + j] += (double)a[i * K + k] * b[k * N + j];
-        scale[i * N + j] += fabs((double)a[i * K + k] * b[k * N + j]);
-      }
-    }
-  }
-  assert_within("matmul", got, exact, scale, M * N, 3);
+  assert_autocast_matmul(ta, tb, a, b, M, K, N, "matmul");
   dp_tensor_release(ta);
   dp_tensor_release(tb);
-  dp_tensor_release(y);
 }
 
 /* Autocast keeps a parameter's bfloat16 cast while its version counter is unchanged
@@ -281,28 +295,6 @@ static void matmul_computes_in_bf16_within_the_bound(void** state) {
    after a first product made a kept cast) or in caller memory a tensor borrows, reaches
    the next product under autocast, checked against float64 with the new values. */
 enum { KM = 5, KK = 24, KN = 6 };
-
-static void assert_product_of(const dp_tensor* x, const dp_tensor* w, const float* xv,
-                              const float* wv, const char* what) {
-  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
-  dp_tensor* y = NULL;
-  ASSERT_OK(dp_op_matmul(x, w, &y));
-  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
-  float got[KM * KN];
-  double exact[KM * KN], scale[KM * KN];
-  read_values(y, got, KM * KN);
-  for (int i = 0; i < KM; ++i) {
-    for (int j = 0; j < KN; ++j) {
-      exact[i * KN + j] = scale[i * KN + j] = 0;
-      for (int k = 0; k < KK; ++k) {
-        exact[i * KN + j] += (double)xv[i * KK + k] * wv[k * KN + j];
-        scale[i * KN + j] += fabs((double)xv[i * KK + k] * wv[k * KN + j]);
-      }
-    }
-  }
-  assert_within(what, got, exact, scale, KM * KN, 3);
-  dp_tensor_release(y);
-}
 
 static void weights_written_behind_the_version_counter_reach_the_next_autocast_product(
     void** state) {
@@ -324,7 +316,7 @@ static void weights_written_behind_the_version_counter_reach_the_next_autocast_p
       w = make_f32(ctx, wv, ws, 2, cpu_dev(0));
     }
     ASSERT_OK(dp_tensor_set_requires_grad(w, 1)); /* a parameter: its cast may be kept */
-    assert_product_of(x, w, xv, wv, kRoute[route]);
+    assert_autocast_matmul(x, w, xv, wv, KM, KK, KN, kRoute[route]);
     DLManagedTensor* exported = NULL;
     float* memory = borrowed;
     if (route == 0) {
@@ -340,7 +332,7 @@ static void weights_written_behind_the_version_counter_reach_the_next_autocast_p
     memcpy(memory, next, sizeof next);
     ASSERT_OK(dp_tensor_version(w, &after));
     assert_int_equal(after, version); /* the write went past the counter */
-    assert_product_of(x, w, xv, next, kRoute[route]);
+    assert_autocast_matmul(x, w, xv, next, KM, KK, KN, kRoute[route]);
     if (exported) exported->deleter(exported);
     dp_tensor_release(w);
   }
