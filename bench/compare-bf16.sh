@@ -47,20 +47,23 @@ fi
 torch_version=none
 if [ "$torch" = 1 ]; then torch_version=$("$python" -c 'import torch; print(torch.__version__)'); fi
 
+# One dp-train run's JSON line into the log: dp_train LABEL ROUND DEVICES PRECISION.
+dp_train() {
+  "$build/bin/dp-train" --model "$model" --epochs "$epochs" --batch "$batch" --lr "$lr" \
+    --devices "$3" --precision "$4" --quiet --json "${limit_args[@]}" 2>/dev/null |
+    tail -n 1 | sed "s/^/$1\t$2\t/" >> "$log"
+}
+
 "$build/bin/dp-bench" bf16-device
 echo "{\"torch\": \"$torch_version\", \"python\": \"$python\"}"
 for round in $(seq 1 "$rounds"); do
   echo "round $round/$rounds: dp-train" >&2
   for devs in cpu:0 "$devices_all"; do
     for precision in fp32 bf16; do
-      "$build/bin/dp-train" --model "$model" --epochs "$epochs" --batch "$batch" --lr "$lr" \
-        --devices "$devs" --precision "$precision" --quiet --json "${limit_args[@]}" 2>/dev/null |
-        tail -n 1 | sed "s/^/dp\t$round\t/" >> "$log"
+      dp_train dp "$round" "$devs" "$precision"
     done
     if [ "$afresh" = 1 ]; then
-      DP_AUTOCAST_CACHE=0 "$build/bin/dp-train" --model "$model" --epochs "$epochs" \
-        --batch "$batch" --lr "$lr" --devices "$devs" --precision bf16 --quiet --json \
-        "${limit_args[@]}" 2>/dev/null | tail -n 1 | sed "s/^/dp-afresh\t$round\t/" >> "$log"
+      DP_AUTOCAST_CACHE=0 dp_train dp-afresh "$round" "$devs" bf16
     fi
   done
   [ "$torch" = 1 ] || continue
