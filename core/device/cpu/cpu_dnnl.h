@@ -1,4 +1,4 @@
-// float32 kernels of the CPU backend on oneDNN primitives. One DnnlDevice per CPU device:
+// Kernels of the CPU backend on oneDNN primitives. One DnnlDevice per CPU device:
 // its own engine, stream, primitive cache (keyed by operation and shape) and scratchpad,
 // used only from that device's worker thread, which runs oneDNN with one OpenMP thread.
 #pragma once
