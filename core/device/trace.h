@@ -1,9 +1,10 @@
 // A timeline of where a program's time goes, for reading in a trace viewer: with the
 // environment variable DP_TRACE=FILE set, every thread that does library work (the
 // caller's, each device's worker) records spans (the DataParallel phases on the caller;
-// replica forwards, autograd nodes, gradient sums and optimizer updates on the workers),
-// and the process writes them to FILE at exit in the Chrome trace format (JSON; open it
-// in https://ui.perfetto.dev or chrome://tracing; bench/trace_summary.py sums it up).
+// replica forwards, autograd nodes, gradient sums, optimizer updates and autocast's casts
+// on the workers), and the process writes them to FILE at exit in the Chrome trace format
+// (JSON; open it in https://ui.perfetto.dev or chrome://tracing; bench/trace_summary.py
+// sums it up).
 // Without DP_TRACE a span costs one relaxed atomic load. A CUDA device's work is
 // asynchronous: its worker's spans show when the work was issued, not when the GPU ran it.
 #pragma once

@@ -6,6 +6,7 @@
 
 #include "autograd/autocast_mode.h"
 #include "context/context.h"
+#include "device/trace.h"
 #include "ops/ops.h"
 
 namespace dp {
@@ -20,6 +21,14 @@ bool keeps_copies() {
     return !(env && std::strcmp(env, "0") == 0);
   }();
   return keep;
+}
+
+// A cast that autocast inserts, as a span of the trace ("autocast cast", its argument the
+// element count): a kept copy shows as the casts of a parameter's size that stop after
+// the first step.
+Tensor traced_cast(const Tensor& t, DType to) {
+  trace::Span span("autocast cast", t.numel());
+  return to_dtype(t, to);
 }
 
 // t in `to` from its memory's kept copy (viewed in t's shape: a reshaped view of a
@@ -48,7 +57,7 @@ Tensor kept_cast(const Tensor& t, DType to) {
   }
   // Not under the lock: the cast may wait for a device worker, whose task may be asking
   // for this very lock. Two replicas that miss together both cast; either copy will do.
-  Tensor copy = to_dtype(t.detach(), to);
+  Tensor copy = traced_cast(t.detach(), to);
   // A write that began during the cast: the copy is this call's only.
   if (root.version() != version) return copy;
   auto made = std::make_shared<CastCopy>(CastCopy{t.data(), t.numel(), to, version, true, copy});
@@ -66,7 +75,7 @@ Tensor lower(const Tensor& t) {
   t.context()->note_autocast(t.device());
   const DType to = AutocastMode::dtype();
   if (Tensor copy = kept_cast(t, to); copy.defined()) return to_dtype_from(t, copy);
-  return to_dtype(t, to);
+  return traced_cast(t, to);
 }
 
 Tensor copy_to_refresh(const Tensor& t) {
@@ -97,7 +106,7 @@ void refreshed(const Tensor& t, const Tensor& copy, uint64_t version) {
 
 Tensor fp32(const Tensor& t) {
   if (!AutocastMode::enabled() || !t.defined() || t.dtype() != DType::kBFloat16) return t;
-  return to_dtype(t, DType::kFloat32);
+  return traced_cast(t, DType::kFloat32);
 }
 
 void promote(Tensor& a, Tensor& b) {
@@ -105,9 +114,9 @@ void promote(Tensor& a, Tensor& b) {
   // A bfloat16 operand takes the other's float32 or float64; any other mix is left to the
   // op's own check, which names it.
   if (a.dtype() == DType::kBFloat16 && is_floating(b.dtype())) {
-    a = to_dtype(a, b.dtype());
+    a = traced_cast(a, b.dtype());
   } else if (b.dtype() == DType::kBFloat16 && is_floating(a.dtype())) {
-    b = to_dtype(b, a.dtype());
+    b = traced_cast(b, a.dtype());
   }
 }
 

@@ -528,18 +528,32 @@ def test_bf16_weights_casts_kept_between_steps_change_no_bit_of_the_training(
     # shares the kept casts) and through evaluation, both must train to the same bits:
     # the checkpoints (weights and momentum) are equal byte for byte, and so are the
     # evaluations after each epoch (which run on the kept casts).
-    saved, evaluated = {}, {}
+    # That the casts were kept shows in DP_TRACE's "autocast cast" spans, whose argument
+    # is the element count: with kept casts each parameter is cast in the first step only
+    # (once, or once by each replica when both miss together), cast afresh it is cast by
+    # both replicas at each of the 16 steps and again for each evaluation batch. The
+    # activations' casts are the same in both runs (and one may have a parameter's size:
+    # the CNN's logits and last weight), so the runs are compared size by size.
+    saved, evaluated, casts = {}, {}, {}
     for keep in ("1", "0"):
-        path = tmp_path / f"{keep}.safetensors"
+        path, trace = tmp_path / f"{keep}.safetensors", tmp_path / f"{keep}.json"
         p = run(dp_train, "--model", model, "--limit", "1024", "--epochs", "2", "--batch", "128",
                 "--devices", "cpu:0,cpu:1", "--precision", "bf16", "--json", "--quiet",
-                "--checkpoint", str(path), env={"DP_AUTOCAST_CACHE": keep})
+                "--checkpoint", str(path), env={"DP_AUTOCAST_CACHE": keep, "DP_TRACE": str(trace)})
         assert p.returncode == 0, p.stderr
         saved[keep] = path.read_bytes()
         j = final_json(p)
         evaluated[keep] = (j["test_loss"], j["test_accuracy"])
+        events = json.loads(trace.read_text())["traceEvents"]
+        casts[keep] = [e["args"]["i"] for e in events
+                       if e["ph"] == "X" and e["name"] == "autocast cast"]
     assert saved["1"] == saved["0"]
     assert evaluated["1"] == evaluated["0"]
+    sizes = [math.prod(v["shape"]) for k, v in safetensors_header(path).items()
+             if k != "__metadata__" and not k.startswith("optimizer/")]
+    for n in set(sizes):
+        kept, afresh = casts["1"].count(n), casts["0"].count(n)
+        assert afresh - kept >= 2 * (16 - 1) * sizes.count(n), (n, kept, afresh)
 
 
 def run_2048(dp_train, tmp_path, *args):
