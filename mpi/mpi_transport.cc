@@ -8,12 +8,14 @@
 // and become exceptions naming the call.
 #include <mpi.h>
 
+#include <chrono>
 #include <climits>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "device/bfloat16.h"
 #include "device/cpu/target_clones.h"
@@ -271,8 +273,12 @@ class MpiTransport final : public dp::Transport {
   // MPI_Abort on MPI_COMM_WORLD goes through the launcher, which ends every rank at once;
   // on a duplicate, MPICH 4.0 may keep the aborting rank until the others next call MPI
   // (tests/distributed/ddp_scenarios.c, stall-barrier: 60 s for a 3 s timeout). Open MPI
-  // ends the job for any communicator.
+  // ends the job for any communicator. The launcher forwards each rank's output on its
+  // own schedule, and MPICH's Hydra was seen (once, on a loaded machine) to end the job
+  // before forwarding the message that the caller wrote just before: a fifth of a second
+  // lets it pass first, a pause nobody waiting minutes for a timeout notices.
   [[noreturn]] void abort(int exit_code) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);  // MPI_Abort should not return
   }
