@@ -53,15 +53,9 @@ class AutocastCopies : public ::testing::Test {
   }
 
   static std::vector<uint16_t> bits(const Tensor& t) {
-    std::vector<uint16_t> v(static_cast<size_t>(t.numel()));
-    ops::to_host(t, v.data());
-    return v;
+    return testing_util::host_values<uint16_t>(t);
   }
-  static std::vector<float> floats(const Tensor& t) {
-    std::vector<float> v(static_cast<size_t>(t.numel()));
-    ops::to_host(t, v.data());
-    return v;
-  }
+  static std::vector<float> floats(const Tensor& t) { return testing_util::host_values<float>(t); }
 
   // `lowered` holds w's current values in bfloat16: bit for bit a fresh cast, and each
   // within bfloat16's rounding bound (2^-8 of the value) of the float32 value.

@@ -19,6 +19,7 @@
 #include "error.h"
 #include "finishes_within.h"
 #include "ops/ops.h"
+#include "test_context.h"
 
 namespace dp {
 namespace {
@@ -51,10 +52,8 @@ class Ops : public ::testing::Test {
   }
 
   static std::vector<double> values(const Tensor& t) {
-    Tensor d = t.dtype() == DType::kFloat64 ? t : ops::to_dtype(t.detach(), DType::kFloat64);
-    std::vector<double> v(static_cast<size_t>(d.numel()));
-    ops::to_host(d, v.data());
-    return v;
+    return testing_util::host_values<double>(
+        t.dtype() == DType::kFloat64 ? t : ops::to_dtype(t.detach(), DType::kFloat64));
   }
 
   // L = sum(f(x) * w) for fixed random weights w: checks every output's gradient.
@@ -502,11 +501,7 @@ TEST_F(Ops, ValuesMatchHandComputedResults) {
   auto f32 = [&](const Shape& s, std::vector<float> v) {
     return ops::from_host(ctx_, s, DType::kFloat32, cpu(0), v.data());
   };
-  auto host = [](const Tensor& t) {
-    std::vector<float> v(static_cast<size_t>(t.numel()));
-    ops::to_host(t, v.data());
-    return v;
-  };
+  auto host = testing_util::host_values<float>;
   // [[1,2],[3,4]] @ [[5],[6]] = [[17],[39]]
   EXPECT_EQ(host(ops::matmul(f32({2, 2}, {1, 2, 3, 4}), f32({2, 1}, {5, 6}))),
             (std::vector<float>{17, 39}));
@@ -543,9 +538,7 @@ TEST_F(Ops, PoolingWithAKernelFarLargerThanTheInputCostsTheInputsSize) {
   // max pooling too.
   const int k = (1 << 30) + 1, pad = 1 << 29;
   auto host = [](const Tensor& t) {
-    std::vector<float> v(static_cast<size_t>(t.numel()));
-    ops::to_host(ops::to_dtype(t, DType::kFloat32), v.data());
-    return v;
+    return testing_util::host_values<float>(ops::to_dtype(t, DType::kFloat32));
   };
   for (DType dt : {DType::kFloat32, DType::kFloat64}) {
     testing_util::finishes_within(20, "max_pool2d with a 2^30 kernel", [&] {

@@ -46,9 +46,7 @@ std::shared_ptr<Context> make_ctx(int devices) {
 }
 
 std::vector<float> host(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  ops::to_host(t, v.data());
-  return v;
+  return testing_util::host_values<float>(t);
 }
 
 // |got - want| <= rtol * max|want| for the whole tensor: float32 sums in another order
