@@ -18,15 +18,6 @@ Tensor Tensor::empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DT
   return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
 }
 
-Tensor Tensor::wrap(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
-                    Device device, void* data, Storage::Deleter deleter) {
-  const int64_t n = checked_numel(shape, dtype_size(dtype));
-  auto storage = std::make_shared<Storage>(
-      ctx, device, data, static_cast<size_t>(n) * dtype_size(dtype), std::move(deleter));
-  storage->mark_exposed();  // the caller's memory: writes to it bypass the version counter
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
-}
-
 int64_t Tensor::size(int dim) const {
   return impl_->shape[wrap_dim(dim, ndim(), "dim")];
 }

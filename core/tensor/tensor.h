@@ -49,9 +49,6 @@ class Tensor {
   // --- creation (memory comes from the device's backend; contents as named) ---
   static Tensor empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
                       Device device);
-  // External CPU memory; deleter empty = borrowed.
-  static Tensor wrap(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
-                     Device device, void* data, Storage::Deleter deleter);
 
   bool defined() const { return impl_ != nullptr; }
   TensorImpl* impl() const { return impl_.get(); }
