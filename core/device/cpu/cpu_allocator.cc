@@ -30,8 +30,7 @@ void* CpuBlockCache::allocate(size_t nbytes) {
     auto it = free_.find(size);
     if (it != free_.end() && !it->second.empty()) {
       void* p = it->second.back();
-      it->second.pop_back();
-      if (it->second.empty()) free_.erase(it);
+      it->second.pop_back();  // an emptied size class stays, for the block's return
       cached_ -= size;
       return p;
     }

@@ -39,7 +39,12 @@ struct Cached {
 // Key of the primitive cache: the operation and every size and flag that shapes it.
 class Key {
  public:
-  explicit Key(char op) { s_.push_back(op); }
+  // Room for the longest keys (the conv + ReLU + pool block's) from the start: a growing
+  // string would allocate several times in every call.
+  explicit Key(char op) {
+    s_.reserve(512);
+    s_.push_back(op);
+  }
   Key& add(int64_t v) {
     s_.append(reinterpret_cast<const char*>(&v), sizeof v);
     return *this;
