@@ -39,6 +39,8 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -614,6 +616,41 @@ double median_seconds_for(const std::function<void()>& f, double budget = 0.6) {
   return median_seconds(f, 1, reps);
 }
 
+// Medians of ours' and ref's seconds per call, measured in alternating blocks of calls
+// (about 20 ms each) for about `budget` seconds in all: on a machine whose speed drifts
+// during a run (a shared VM) both figures move alike, and their ratio holds.
+std::pair<double, double> paired_medians(const std::function<void()>& ours,
+                                         const std::function<void()>& ref, double budget) {
+  auto once = [](const std::function<void()>& f) {
+    f();
+    const double t0 = now();
+    f();
+    return std::max(now() - t0, 1e-7);
+  };
+  const double one_ours = once(ours), one_ref = once(ref);
+  const int block_ours = std::clamp(static_cast<int>(0.02 / one_ours), 1, 1000);
+  const int block_ref = std::clamp(static_cast<int>(0.02 / one_ref), 1, 1000);
+  const int rounds =
+      std::clamp(static_cast<int>(budget / (block_ours * one_ours + block_ref * one_ref)), 5, 100);
+  std::vector<double> t_ours, t_ref;
+  auto block = [](const std::function<void()>& f, int n, std::vector<double>* t) {
+    for (int i = 0; i < n; ++i) {
+      const double t0 = now();
+      f();
+      t->push_back(now() - t0);
+    }
+  };
+  for (int r = 0; r < rounds; ++r) {
+    block(ours, block_ours, &t_ours);
+    block(ref, block_ref, &t_ref);
+  }
+  auto median = [](std::vector<double>& t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  return {median(t_ours), median(t_ref)};
+}
+
 const char* isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
     case dnnl::cpu_isa::sse41:
@@ -701,6 +738,7 @@ void round_to_bf16(const float* from, uint16_t* to, size_t n) {
 
 // The three oneDNN sides of a bf16 op.
 struct DnnlBf16Figures {
+  double ours_bf16 = 0;      // our bf16 op, timed in turns with `bf16` when it exists
   DnnlSide bf16;             // oneDNN's own bf16 primitive
   DnnlSide f32_conversions;  // f32 primitive + bf16 <-> f32 reorders
   DnnlSide f32;              // f32 primitive alone
@@ -744,9 +782,11 @@ bool dnnl_bf16_available(std::string* why) {
 }
 
 // C[M,N] = A[M,K] B[K,N], row-major, A and B given as bf16 bits and as float32.
+// ours_bf16 runs our bf16 op once; it is timed in turns with oneDNN's bf16 primitive, or
+// alone where this CPU has none.
 DnnlBf16Figures dnnl_matmul_bf16(int64_t M, int64_t K, int64_t N, std::vector<uint16_t>& a16,
                                  std::vector<uint16_t>& b16, std::vector<float>& a32,
-                                 std::vector<float>& b32) {
+                                 std::vector<float>& b32, const std::function<void()>& ours_bf16) {
   using dnnl::memory;
   using dt = memory::data_type;
   DnnlBf16Figures r;
@@ -767,12 +807,17 @@ DnnlBf16Figures dnnl_matmul_bf16(int64_t M, int64_t K, int64_t N, std::vector<ui
       const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a16_md, b16_md, c16_md), eng);
       const dnnl::matmul mm(pd);
       r.bf16.impl = pd.impl_info_str();
-      r.bf16.seconds = median_seconds_for([&] {
-        mm.execute(strm, {{DNNL_ARG_SRC, a16m}, {DNNL_ARG_WEIGHTS, b16m}, {DNNL_ARG_DST, c16m}});
-        strm.wait();
-      });
+      std::tie(r.ours_bf16, r.bf16.seconds) = paired_medians(
+          ours_bf16,
+          [&] {
+            mm.execute(strm,
+                       {{DNNL_ARG_SRC, a16m}, {DNNL_ARG_WEIGHTS, b16m}, {DNNL_ARG_DST, c16m}});
+            strm.wait();
+          },
+          1.2);
     } catch (const dnnl::error& e) {
       r.bf16.impl = e.what();
+      r.ours_bf16 = median_seconds_for(ours_bf16);
     }
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a32_md, b32_md, c32_md), eng);
     const dnnl::matmul mm(pd);
@@ -838,7 +883,6 @@ void bench_bf16_matmul() {
       ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
       dp_tensor_release(c);
     };
-    const double t_bf16 = median_seconds_for([&] { matmul(a16, b16); });
     const double t_f32 = median_seconds_for([&] { matmul(a, b); });
     dp_dtype previous = DP_FLOAT32;
     ok(dp_set_autocast(DP_BFLOAT16, &previous), "autocast on");
@@ -847,7 +891,8 @@ void bench_bf16_matmul() {
     const size_t na = static_cast<size_t>(M * K), nb = static_cast<size_t>(K * N);
     std::vector<uint16_t> ah = bf16_host(a16, na), bh = bf16_host(b16, nb);
     std::vector<float> af = f32_host(a, na), bf = f32_host(b, nb);
-    const DnnlBf16Figures d = dnnl_matmul_bf16(M, K, N, ah, bh, af, bf);
+    const DnnlBf16Figures d = dnnl_matmul_bf16(M, K, N, ah, bh, af, bf, [&] { matmul(a16, b16); });
+    const double t_bf16 = d.ours_bf16;
     const double flop = 2.0 * static_cast<double>(M * N * K);
     const DnnlSide ours_f32{t_f32, ""};
     std::printf(
@@ -878,10 +923,11 @@ struct ConvShape {
 // oneDNN's convolution y = conv(x, w) + bias as a user with NCHW tensors runs it: the
 // primitive picks its blocked formats (format_tag::any) and x, w and y are reordered from
 // and to the plain layouts in each call (what our op does too).
+// ours_bf16: as in dnnl_matmul_bf16.
 DnnlBf16Figures dnnl_conv_bf16(const ConvShape& s, std::vector<uint16_t>& x16,
                                std::vector<uint16_t>& w16, std::vector<uint16_t>& b16,
                                std::vector<float>& x32, std::vector<float>& w32,
-                               std::vector<float>& b32) {
+                               std::vector<float>& b32, const std::function<void()>& ours_bf16) {
   using dnnl::memory;
   using dt = memory::data_type;
   using tag = memory::format_tag;
@@ -905,7 +951,7 @@ DnnlBf16Figures dnnl_conv_bf16(const ConvShape& s, std::vector<uint16_t>& x16,
     // formats, run it, reorder y out into `y_user`; `pre` runs first, `post` last.
     auto timed = [&](dt type, memory& xm, memory& wm, memory& bm, memory& y_user,
                      const std::function<void()>& pre, const std::function<void()>& post,
-                     DnnlSide* out) {
+                     DnnlSide* out, const std::function<void()>* ours = nullptr) {
       const memory::desc any_x(xd, type, tag::any), any_w(wd, type, tag::any),
           any_y(yd, type, tag::any);
       const dnnl::convolution_forward::primitive_desc pd(
@@ -917,7 +963,7 @@ DnnlBf16Figures dnnl_conv_bf16(const ConvShape& s, std::vector<uint16_t>& x16,
       const dnnl::convolution_forward conv(pd);
       memory xp(pd.src_desc(), eng), wp(pd.weights_desc(), eng), yp(pd.dst_desc(), eng);
       const dnnl::reorder rx(xm, xp), rw(wm, wp), ry(yp, y_user);
-      out->seconds = median_seconds_for([&] {
+      auto call = [&] {
         if (pre) pre();
         rx.execute(strm, xm, xp);
         rw.execute(strm, wm, wp);
@@ -927,13 +973,19 @@ DnnlBf16Figures dnnl_conv_bf16(const ConvShape& s, std::vector<uint16_t>& x16,
         ry.execute(strm, yp, y_user);
         strm.wait();
         if (post) post();
-      });
+      };
+      if (ours) {
+        std::tie(r.ours_bf16, out->seconds) = paired_medians(*ours, call, 3.0);
+      } else {
+        out->seconds = median_seconds_for(call);
+      }
     };
     auto widen_bias = [&] { widen(b16.data(), b_wide.data(), b16.size()); };
     try {
-      timed(dt::bf16, x16m, w16m, b_widem, y16m, widen_bias, nullptr, &r.bf16);
+      timed(dt::bf16, x16m, w16m, b_widem, y16m, widen_bias, nullptr, &r.bf16, &ours_bf16);
     } catch (const dnnl::error& e) {
       r.bf16.impl = e.what();
+      r.ours_bf16 = median_seconds_for(ours_bf16, 1.5);
     }
     // f32 primitive fed from float32 copies of the bf16 inputs, its output rounded.
     std::vector<float> x_wide(x16.size()), w_wide(w16.size()), y_wide(y16.size());
@@ -972,7 +1024,6 @@ void bench_bf16_conv() {
       ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
       dp_tensor_release(y);
     };
-    const double t_bf16 = median_seconds_for([&] { conv(x16, w16, b16); }, 1.5);
     const double t_f32 = median_seconds_for([&] { conv(x, w, b); }, 1.5);
     dp_dtype previous = DP_FLOAT32;
     ok(dp_set_autocast(DP_BFLOAT16, &previous), "autocast on");
@@ -982,7 +1033,9 @@ void bench_bf16_conv() {
                  nw = static_cast<size_t>(s.o * s.c * s.k * s.k), nb = static_cast<size_t>(s.o);
     std::vector<uint16_t> xh = bf16_host(x16, nx), wh = bf16_host(w16, nw), bh = bf16_host(b16, nb);
     std::vector<float> xf = f32_host(x, nx), wf = f32_host(w, nw), bf = f32_host(b, nb);
-    const DnnlBf16Figures d = dnnl_conv_bf16(s, xh, wh, bh, xf, wf, bf);
+    const DnnlBf16Figures d =
+        dnnl_conv_bf16(s, xh, wh, bh, xf, wf, bf, [&] { conv(x16, w16, b16); });
+    const double t_bf16 = d.ours_bf16;
     const int64_t oh = s.h + 2 * s.pad - s.k + 1, ow = s.w + 2 * s.pad - s.k + 1;
     const double flop = 2.0 * static_cast<double>(s.n * s.o * oh * ow * s.c * s.k * s.k);
     const DnnlSide ours_f32{t_f32, ""};
