@@ -14,7 +14,8 @@
 //   dp-bench cores      the machine's ceiling for data parallelism: dnnl_sgemm on one
 //                       thread, then on N threads at once (one product each)
 //   dp-bench ceiling    the MLP's ceiling: its training step's matrix products alone
-//                       (dnnl_sgemm, one thread, at each replica's batch) for 1..N devices
+//                       (one thread, at each replica's batch) for 1..N devices, float32
+//                       (dnnl_sgemm) and bfloat16 (oneDNN's bf16 matmul, where it has one)
 //   dp-bench bf16-matmul  the MLP's products in bfloat16 (bf16 tensors, and float32 ones
 //                       under dp_set_autocast) vs oneDNN's bf16 matmul primitive, or where
 //                       the CPU has none, its float32 one plus the bf16<->f32 conversions
@@ -40,6 +41,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -514,10 +516,12 @@ double concurrent_sgemm_gflops(int threads, double seconds) {
 // The MLP's training samples/s if a step did nothing but its matrix products: N threads
 // at once (one per device, one oneDNN thread each) run the products of one replica at
 // batch 256 / N (forward x W^T per layer; backward dW = dY^T x per layer and dX = dY W for
-// all but the first) with dnnl_sgemm. A step is the slowest thread's mean time for the
-// whole sequence. Real steps add the loss, the optimizer, the gradient sum and the batch
-// assembly, so dp-train's samples/s is this ceiling times its efficiency.
-double mlp_gemm_seconds(int64_t b, int threads) {
+// all but the first): in float32 with dnnl_sgemm; in bfloat16 with oneDNN's bf16 matmul
+// primitives (bf16 in and out, float32 sums: what autocast runs). A step is the slowest
+// thread's mean time for the whole sequence. Real steps add the loss, the optimizer, the
+// gradient sum and the batch assembly (and in bfloat16 the casts), so dp-train's samples/s
+// is this ceiling times its efficiency.
+double mlp_gemm_seconds(int64_t b, int threads, bool bf16) {
   const int64_t sizes[] = {784, 512, 256, 10};
   struct Product {
     char ta, tb;
@@ -538,13 +542,38 @@ double mlp_gemm_seconds(int64_t b, int threads) {
       omp_set_num_threads(1);
       std::vector<float> A(784 * 512), B(784 * 512), C(784 * 512);
       for (size_t i = 0; i < A.size(); ++i) A[i] = B[i] = static_cast<float>(i % 7) * 0.1f;
-      auto step = [&] {
+      std::function<void()> step = [&] {
         for (const Product& p : products) {
           const int64_t lda = p.ta == 'N' ? p.k : p.m, ldb = p.tb == 'N' ? p.n : p.k;
           dnnl_sgemm(p.ta, p.tb, p.m, p.n, p.k, 1.f, A.data(), lda, B.data(), ldb, 0.f, C.data(),
                      p.n);
         }
       };
+      // bfloat16: one matmul primitive per product, the transposes as strides.
+      using dnnl::memory;
+      dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+      dnnl::stream strm(eng);
+      std::vector<uint16_t> A16(A.size(), 0x3dcd), B16(B.size(), 0x3dcd), C16(C.size());
+      std::vector<dnnl::matmul> mms;
+      std::vector<std::unordered_map<int, memory>> args;
+      if (bf16) {
+        for (const Product& p : products) {
+          auto md = [](int64_t rows, int64_t cols, bool trans) {
+            return trans ? memory::desc({rows, cols}, memory::data_type::bf16, {1, rows})
+                         : memory::desc({rows, cols}, memory::data_type::bf16, {cols, 1});
+          };
+          const memory::desc a = md(p.m, p.k, p.ta == 'T'), w = md(p.k, p.n, p.tb == 'T'),
+                             c = md(p.m, p.n, false);
+          mms.emplace_back(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, w, c), eng));
+          args.push_back({{DNNL_ARG_SRC, memory(a, eng, A16.data())},
+                          {DNNL_ARG_WEIGHTS, memory(w, eng, B16.data())},
+                          {DNNL_ARG_DST, memory(c, eng, C16.data())}});
+        }
+        step = [&] {
+          for (size_t i = 0; i < mms.size(); ++i) mms[i].execute(strm, args[i]);
+          strm.wait();
+        };
+      }
       for (int i = 0; i < warmup; ++i) step();
       const double t0 = now();
       for (int i = 0; i < reps; ++i) step();
@@ -555,19 +584,27 @@ double mlp_gemm_seconds(int64_t b, int threads) {
   return *std::max_element(seconds.begin(), seconds.end());
 }
 
+bool dnnl_bf16_available(std::string* why);
+
+// Float32, then bfloat16 where oneDNN has bf16 primitives on this CPU.
 void bench_ceiling(int max_devices) {
   const int64_t batch = 256;
-  double one = 0;
-  for (int d = 1; d <= max_devices; ++d) {
-    const int64_t b = batch / d;
-    const double step = mlp_gemm_seconds(b, d);
-    const double rate = static_cast<double>(b * d) / step;
-    if (d == 1) one = rate;
-    std::printf(
-        "{\"bench\": \"ceiling\", \"model\": \"mlp\", \"devices\": %d, \"batch\": %lld, "
-        "\"gemm_ms_per_step\": %.3f, \"ceiling_samples_per_s\": %.0f, \"vs_1_device\": %.3f}\n",
-        d, (long long)(b * d), step * 1e3, rate, rate / one);
-    std::fflush(stdout);
+  std::string why;
+  for (const bool bf16 : {false, true}) {
+    if (bf16 && !dnnl_bf16_available(&why)) break;
+    double one = 0;
+    for (int d = 1; d <= max_devices; ++d) {
+      const int64_t b = batch / d;
+      const double step = mlp_gemm_seconds(b, d, bf16);
+      const double rate = static_cast<double>(b * d) / step;
+      if (d == 1) one = rate;
+      std::printf(
+          "{\"bench\": \"ceiling\", \"model\": \"mlp\", \"precision\": \"%s\", \"devices\": %d, "
+          "\"batch\": %lld, \"gemm_ms_per_step\": %.3f, \"ceiling_samples_per_s\": %.0f, "
+          "\"vs_1_device\": %.3f}\n",
+          bf16 ? "bf16" : "fp32", d, (long long)(b * d), step * 1e3, rate, rate / one);
+      std::fflush(stdout);
+    }
   }
 }
 
