@@ -67,17 +67,34 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Appends the seconds of each of n calls of f to *t.
+void time_calls(const std::function<void()>& f, int n, std::vector<double>* t) {
+  for (int i = 0; i < n; ++i) {
+    const double t0 = now();
+    f();
+    t->push_back(now() - t0);
+  }
+}
+
+double median_of(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// Seconds of one call of f after a warm-up call (at least 0.1 us): sizes a measurement.
+double one_call_seconds(const std::function<void()>& f) {
+  f();
+  const double t0 = now();
+  f();
+  return std::max(now() - t0, 1e-7);
+}
+
 // Median seconds per call of f over `reps` calls after `warmup` calls.
 double median_seconds(const std::function<void()>& f, int warmup, int reps) {
   for (int i = 0; i < warmup; ++i) f();
   std::vector<double> t;
-  for (int i = 0; i < reps; ++i) {
-    const double t0 = now();
-    f();
-    t.push_back(now() - t0);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  time_calls(f, reps, &t);
+  return median_of(std::move(t));
 }
 
 dp_context* make_context(int cpus) {
@@ -645,10 +662,7 @@ void on_one_thread(const std::function<void()>& f) {
 // Median seconds per call of f, with as many calls as fit in about `budget` seconds
 // (5 to 200; 3 warm-up calls).
 double median_seconds_for(const std::function<void()>& f, double budget = 0.6) {
-  f();
-  const double t0 = now();
-  f();
-  const double one = std::max(now() - t0, 1e-7);
+  const double one = one_call_seconds(f);
   const int reps = std::clamp(static_cast<int>(budget / one), 5, 200);
   return median_seconds(f, 1, reps);
 }
@@ -658,34 +672,17 @@ double median_seconds_for(const std::function<void()>& f, double budget = 0.6) {
 // during a run (a shared VM) both figures move alike, and their ratio holds.
 std::pair<double, double> paired_medians(const std::function<void()>& ours,
                                          const std::function<void()>& ref, double budget) {
-  auto once = [](const std::function<void()>& f) {
-    f();
-    const double t0 = now();
-    f();
-    return std::max(now() - t0, 1e-7);
-  };
-  const double one_ours = once(ours), one_ref = once(ref);
+  const double one_ours = one_call_seconds(ours), one_ref = one_call_seconds(ref);
   const int block_ours = std::clamp(static_cast<int>(0.02 / one_ours), 1, 1000);
   const int block_ref = std::clamp(static_cast<int>(0.02 / one_ref), 1, 1000);
   const int rounds =
       std::clamp(static_cast<int>(budget / (block_ours * one_ours + block_ref * one_ref)), 5, 100);
   std::vector<double> t_ours, t_ref;
-  auto block = [](const std::function<void()>& f, int n, std::vector<double>* t) {
-    for (int i = 0; i < n; ++i) {
-      const double t0 = now();
-      f();
-      t->push_back(now() - t0);
-    }
-  };
   for (int r = 0; r < rounds; ++r) {
-    block(ours, block_ours, &t_ours);
-    block(ref, block_ref, &t_ref);
+    time_calls(ours, block_ours, &t_ours);
+    time_calls(ref, block_ref, &t_ref);
   }
-  auto median = [](std::vector<double>& t) {
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
-  return {median(t_ours), median(t_ref)};
+  return {median_of(std::move(t_ours)), median_of(std::move(t_ref))};
 }
 
 const char* isa_name(dnnl::cpu_isa isa) {
