@@ -315,6 +315,8 @@ bool CudaBackend::runs_bf16(Bf16Kernel kernel, int dev) const {
   switch (kernel) {
     case Bf16Kernel::kMatmul:
       return true;
+    case Bf16Kernel::kMatmulIntoFloat32:  // not yet: the core rounds to bfloat16 and widens
+      return false;
     case Bf16Kernel::kConv2d:
     case Bf16Kernel::kConv2dBackwardData:
     case Bf16Kernel::kConv2dBackwardWeights:

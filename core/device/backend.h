@@ -89,6 +89,10 @@ struct AdamParams {
 // The kernels a backend may run on bfloat16 views itself (Backend::runs_bf16).
 enum class Bf16Kernel : int {
   kMatmul,
+  // matmul with bfloat16 a and b, no bias, into a float32 out: float32 sums, no rounding
+  // (a bfloat16 operand's float32 gradient, ops::linear under autocast). A backend
+  // without it gets the call staged (a and b widened, the float32 product).
+  kMatmulIntoFloat32,
   kConv2d,
   kConv2dBackwardData,
   kConv2dBackwardWeights,

@@ -150,7 +150,10 @@ void Bf16Staging::argmax(int dev, const KView& x, int dim, const KView& out) {
 
 void Bf16Staging::matmul(int dev, const KView& a, const KView& b, const KView* bias,
                          const KView& out, const MatmulParams& p) {
-  if (!any_bf16({&a, &b, bias, &out}) || inner_->runs_bf16(Bf16Kernel::kMatmul, dev)) {
+  // bfloat16 a and b into a float32 out: a float32 gradient of bfloat16 operands.
+  const bool into_f32 = is_bf16(&a) && is_bf16(&b) && bias == nullptr && !is_bf16(&out);
+  const Bf16Kernel kernel = into_f32 ? Bf16Kernel::kMatmulIntoFloat32 : Bf16Kernel::kMatmul;
+  if (!any_bf16({&a, &b, bias, &out}) || inner_->runs_bf16(kernel, dev)) {
     return inner_->matmul(dev, a, b, bias, out, p);
   }
   Staged s(*inner_, dev);

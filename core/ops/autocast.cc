@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "autograd/autocast_mode.h"
+#include "autograd/grad_mode.h"
 #include "context/context.h"
 #include "device/trace.h"
 #include "ops/ops.h"
@@ -76,6 +77,11 @@ Tensor lower(const Tensor& t) {
   const DType to = AutocastMode::dtype();
   if (Tensor copy = kept_cast(t, to); copy.defined()) return to_dtype_from(t, copy);
   return traced_cast(t, to);
+}
+
+Tensor lower_untracked(const Tensor& t) {
+  GradModeGuard untracked(false);
+  return lower(t);
 }
 
 Tensor copy_to_refresh(const Tensor& t) {

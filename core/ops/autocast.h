@@ -56,6 +56,10 @@ namespace dp::ops::autocast {
 
 // t in the autocast dtype when autocast is on and t is float32.
 Tensor lower(const Tensor& t);
+// lower(t) without the cast's autograd history, for an op whose backward computes t's
+// gradient in t's own dtype itself (and whose graph edge is t's): linear's float32
+// weight gradient straight from bfloat16 operands.
+Tensor lower_untracked(const Tensor& t);
 // t in float32 when autocast is on and t is of a lower-precision floating dtype.
 Tensor fp32(const Tensor& t);
 // When autocast is on and one of a and b is bfloat16 and the other float32 or float64:

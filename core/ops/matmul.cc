@@ -1,4 +1,8 @@
 // Matrix products: matmul and the Linear layer's fused x @ W^T + b (+ ReLU).
+#include <optional>
+
+#include "autograd/autocast_mode.h"
+#include "autograd/grad_mode.h"
 #include "ops/autocast.h"
 #include "ops/op_util.h"
 #include "ops/ops.h"
@@ -7,10 +11,11 @@ namespace dp::ops {
 
 namespace {
 
-// out = op(a) @ op(b) (+ bias) (relu), through the backend; shapes already checked.
+// out = op(a) @ op(b) (+ bias) (relu), through the backend, in a's dtype or `dtype`;
+// shapes already checked.
 Tensor raw_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const Shape& out_shape,
-                  MatmulParams p) {
-  Tensor out = empty_like(a, out_shape);
+                  MatmulParams p, std::optional<DType> dtype = std::nullopt) {
+  Tensor out = Tensor::empty(a.context(), out_shape, dtype.value_or(a.dtype()), a.device());
   if (out.numel() == 0) return out;
   KView bias_view;
   if (bias) bias_view = bias->kview();
@@ -57,15 +62,36 @@ class MatmulBackward final : public Node {
   SavedTensor a_, b_;
 };
 
+// Whether linear's gradient for t, a float32 tensor that autocast lowers to bfloat16, is
+// computed in float32 straight from the bfloat16 operands: float32 sums with no rounding to
+// bfloat16 and no cast back (PyTorch rounds the bfloat16 gradient, then its cast's backward
+// widens it), as Megatron-LM's fused weight-gradient accumulation does. Where t's backend
+// has such a product (Bf16Kernel::kMatmulIntoFloat32), or stages bfloat16 products anyway
+// (then it runs the float32 product of the widened operands, as before, minus the
+// rounding); not where it would stage a product that it runs in bfloat16.
+bool float32_grad_of_lowered(const Tensor& t) {
+  if (!(t.defined() && t.dtype() == DType::kFloat32 && t.requires_grad() &&
+        AutocastMode::dtype() == DType::kBFloat16 && GradMode::enabled())) {
+    return false;
+  }
+  const Backend& be = backend_of(t);
+  return be.runs_bf16(Bf16Kernel::kMatmulIntoFloat32, dev(t)) ||
+         !be.runs_bf16(Bf16Kernel::kMatmul, dev(t));
+}
+
 class LinearBackward final : public Node {
  public:
-  LinearBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor y, bool relu, bool has_bias)
+  // f32_grads: the weight and bias reached the product as bfloat16 copies of the float32
+  // tensors the node's edges lead to, whose gradients it returns in float32.
+  LinearBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor y, bool relu, bool has_bias,
+                 bool f32_grads)
       : Node(d, 1),
         x_(std::move(x)),
         w_(std::move(w)),
         y_(std::move(y)),
         relu_(relu),
-        has_bias_(has_bias) {}
+        has_bias_(has_bias),
+        f32_grads_(f32_grads) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     Tensor g = grads[0];
     const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
@@ -85,8 +111,11 @@ class LinearBackward final : public Node {
     if (next_edges_[0].valid()) {
       gx = raw_matmul(g2, w, nullptr, {rows, in}, trans(false, false)).view_as_shape(x.shape());
     }
-    if (next_edges_[1].valid()) gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false));
-    if (has_bias_ && next_edges_[2].valid()) gb = sum_to(g2, {out});
+    const DType grad_dtype = f32_grads_ ? DType::kFloat32 : g2.dtype();
+    if (next_edges_[1].valid()) {
+      gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false), grad_dtype);
+    }
+    if (has_bias_ && next_edges_[2].valid()) gb = sum_to(g2, {out}, grad_dtype);
     return {gx, gw, gb};
   }
   const char* name() const override { return "LinearBackward"; }
@@ -98,7 +127,7 @@ class LinearBackward final : public Node {
 
  private:
   SavedTensor x_, w_, y_;
-  bool relu_, has_bias_;
+  bool relu_, has_bias_, f32_grads_;
 };
 
 }  // namespace
@@ -144,8 +173,14 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 }
 
 Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, bool relu) {
-  const Tensor x = autocast::lower(x_in), weight = autocast::lower(weight_in);
-  const Tensor bias = autocast::lower(bias_in);
+  const Tensor x = autocast::lower(x_in);
+  // A float32 weight and bias lowered to bfloat16: the node's edges go to them, not to
+  // their casts, and their gradients come back in float32 (float32_grad_of_lowered).
+  const bool f32_grads = float32_grad_of_lowered(weight_in) &&
+                         (!bias_in.defined() || bias_in.dtype() == DType::kFloat32);
+  const Tensor weight =
+      f32_grads ? autocast::lower_untracked(weight_in) : autocast::lower(weight_in);
+  const Tensor bias = f32_grads ? autocast::lower_untracked(bias_in) : autocast::lower(bias_in);
   check_float(x, "linear", "x");
   check_same(x, weight, "linear", "x", "weight");
   check_ndim(weight, 2, "linear", "weight");
@@ -170,10 +205,13 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
     const Tensor x2 = x.view_as_shape({rows, x.shape().back()});
     Tensor out = raw_matmul(x2, weight, bias.defined() ? &bias : nullptr, {rows, out_features}, p)
                      .view_as_shape(out_shape);
-    if (needs_grad({&x, &weight, &bias})) {
-      auto node = make_node<LinearBackward>(
-          {&x, &weight, bias.defined() ? &bias : nullptr}, x.device(), SavedTensor(x),
-          SavedTensor(weight), relu ? SavedTensor(out) : SavedTensor(), relu, bias.defined());
+    const Tensor& w_edge = f32_grads ? weight_in : weight;
+    const Tensor& b_edge = f32_grads ? bias_in : bias;
+    if (needs_grad({&x, &w_edge, &b_edge})) {
+      auto node = make_node<LinearBackward>({&x, &w_edge, bias.defined() ? &b_edge : nullptr},
+                                            x.device(), SavedTensor(x), SavedTensor(weight),
+                                            relu ? SavedTensor(out) : SavedTensor(), relu,
+                                            bias.defined(), f32_grads);
       set_history(out, node);
     }
     return out;

@@ -1,5 +1,6 @@
 // Sums, means and argmax.
 #include <cmath>
+#include <optional>
 
 #include "ops/autocast.h"
 #include "ops/op_util.h"
@@ -38,13 +39,14 @@ class SumBackward final : public Node {
 };
 
 // Sums x over the dims where `kept` (x's rank) has size 1 and x does not; the result has
-// shape `result` (same element count as kept). mean scales by 1/count.
-Tensor reduce(const Tensor& x, const Shape& kept, const Shape& result, bool mean,
-              const char* name) {
+// shape `result` (same element count as kept), in x's dtype or `dtype`. mean scales by
+// 1/count.
+Tensor reduce(const Tensor& x, const Shape& kept, const Shape& result, bool mean, const char* name,
+              std::optional<DType> dtype = std::nullopt) {
   check_float(x, name, "x");
   return on_device(x, [&] {
     const int64_t count = x.numel() / std::max<int64_t>(1, numel_of(kept));
-    Tensor out = empty_like(x, kept);
+    Tensor out = Tensor::empty(x.context(), kept, dtype.value_or(x.dtype()), x.device());
     Backend& b = backend_of(x);
     if (x.numel() == 0) {
       b.fill(dev(x), out.kview(), mean ? std::nan("") : 0.0);
@@ -106,14 +108,20 @@ Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
-  if (x.shape() == shape) return x;
+  return sum_to(x, shape, x.dtype());
+}
+
+Tensor sum_to(const Tensor& x, const Shape& shape, DType dtype) {
+  if (x.shape() == shape && x.dtype() == dtype) return x;
   const int lead = x.ndim() - static_cast<int>(shape.size());
   DP_CHECK(lead >= 0, kShapeMismatch,
            "sum_to: cannot sum " << shape_str(x.shape()) << " down to " << shape_str(shape));
+  DP_CHECK(is_floating(dtype), kInvalidArgument,
+           "sum_to: dtype " << dtype_name(dtype) << " is not a floating dtype");
   Shape kept(x.shape().size(), 1);
   for (size_t i = 0; i < shape.size(); ++i) kept[lead + i] = shape[i];
   GradModeGuard no_grad(false);
-  return reduce(x, kept, shape, false, "sum_to");
+  return reduce(x, kept, shape, false, "sum_to", dtype);
 }
 
 Tensor argmax(const Tensor& x, int64_t dim) {

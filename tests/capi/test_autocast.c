@@ -227,17 +227,21 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
       eb[o] += g[n * O + o];
       sb[o] += fabs((double)g[n * O + o]);
     }
+    /* Of x's bfloat16 values: the products are exact in float32. */
     for (int k = 0; k < K; ++k) {
       ew[o * K + k] = sw[o * K + k] = 0;
       for (int n = 0; n < N; ++n) {
-        ew[o * K + k] += (double)g[n * O + o] * x[n * K + k];
-        sw[o * K + k] += fabs((double)g[n * O + o] * x[n * K + k]);
+        ew[o * K + k] += (double)g[n * O + o] * round_bf16(x[n * K + k]);
+        sw[o * K + k] += fabs((double)g[n * O + o] * round_bf16(x[n * K + k]));
       }
     }
   }
   assert_within("grad x", gxv, ex, sx, N * K, 2);
-  assert_within("grad weight", gwv, ew, sw, O * K, 2);
-  assert_within("grad bias", gbv, eb, sb, O, 1); /* a sum of exact values, rounded once */
+  /* The float32 weight and bias get the float32 sums of the bfloat16 products, not
+     rounded to bfloat16 (docs/autocast.md): within float32 summation error (the 1e-6 term),
+     where a bfloat16 rounding would be off by up to 2^-9 of the value. */
+  assert_within("grad weight", gwv, ew, sw, O * K, 0);
+  assert_within("grad bias", gbv, eb, sb, O, 0);
   ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
   dp_tensor* all[] = {tx, tw, tb, y, tg, gx, gw, gb};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
@@ -667,10 +671,11 @@ static void data_parallel_under_autocast_on_two_devices_equals_one_within_bf16_r
   mlp_gradients(ctx, model, 2, 0, DP_BFLOAT16, fp32_bf16);
   /* Each replica rounds its own products (4 rows each instead of 8): every gradient
      element stays within 4 roundings (4 * 2^-8) of its tensor's largest magnitude. A lost
-     replica's gradient is far outside (half of them change by ~50%). Under autocast a
-     replica's weight gradients are bfloat16 values already, so the bfloat16 reduce of 2
-     devices changes nothing; in a float32 run it rounds replica 1's gradients once: within
-     2^-8 of the largest magnitude, and not equal to the float32 gradients. */
+     replica's gradient is far outside (half of them change by ~50%). A bfloat16 reduce of
+     2 devices rounds replica 1's gradients once: within 2^-8 of the largest magnitude, and
+     not equal to the float32 reduce's, in a float32 run and under autocast alike: on CPU
+     devices linear gives a float32 parameter its gradient as the float32 sums of the
+     bfloat16 products, not rounded to bfloat16 (docs/autocast.md). */
   const size_t sizes[] = {MLP_HIDDEN * MLP_IN, MLP_HIDDEN, MLP_OUT * MLP_HIDDEN, MLP_OUT};
   size_t at = 0;
   int bf16_reduce_changed_something = 0, autocast_reduce_changed_something = 0;
@@ -682,6 +687,9 @@ static void data_parallel_under_autocast_on_two_devices_equals_one_within_bf16_r
       const double bound = 4 * U * largest;
       if (fabs((double)two[i] - one[i]) > bound)
         fail_msg("tensor %zu element %zu: 2 devices %g, 1 device %g", t, i - at, two[i], one[i]);
+      if (fabs((double)two_bf16[i] - two[i]) > U * largest)
+        fail_msg("tensor %zu element %zu: autocast, bf16 reduce %g, float32 reduce %g", t, i - at,
+                 two_bf16[i], two[i]);
       autocast_reduce_changed_something |= two_bf16[i] != two[i];
       if (fabs((double)fp32_bf16[i] - fp32_one[i]) > U * largest)
         fail_msg("tensor %zu element %zu: float32 run, bf16 reduce %g, 1 device %g", t, i - at,
@@ -690,7 +698,7 @@ static void data_parallel_under_autocast_on_two_devices_equals_one_within_bf16_r
     }
     at += sizes[t];
   }
-  assert_false(autocast_reduce_changed_something);
+  assert_true(autocast_reduce_changed_something);
   assert_true(bf16_reduce_changed_something);
   dp_module* all[] = {model, l1, relu, l2};
   for (size_t i = 0; i < 4; ++i) dp_module_release(all[i]);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "device/bfloat16.h"
 #include "device/convert.h"
@@ -316,8 +317,9 @@ void CpuBackend::argmax(int, const KView& x, int dim, const KView& out) {
 }
 
 bool CpuBackend::runs_bf16(Bf16Kernel kernel, int) const {
-  // ReLU's backward is a loop of our own on any CPU; matmul, the three convolutions and the
-  // conv + ReLU + pool block are oneDNN's bfloat16 primitives where the CPU has them.
+  // ReLU's backward is a loop of our own on any CPU; matmul (into bfloat16 or float32), the
+  // three convolutions and the conv + ReLU + pool block are oneDNN's bfloat16 primitives
+  // where the CPU has them.
   return kernel == Bf16Kernel::kReluBackward || dnnl_cpu::bf16_native();
 }
 
@@ -327,16 +329,28 @@ bool CpuBackend::bf16_native(int) const {
 
 void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
                         const KView& out, const MatmulParams& p) {
+  // float32, or bfloat16 a and b into float32 (Bf16Kernel::kMatmulIntoFloat32).
   if (f32(out) && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
-  if (out.dtype == DType::kBFloat16) {  // runs_bf16: the CPU has native bfloat16
-    if (dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
+  if (a.dtype == DType::kBFloat16) {  // runs_bf16: the CPU has native bfloat16
+    if (out.dtype == DType::kBFloat16 && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
     // K = 0 (oneDNN is not asked): out = relu((accumulate ? out : 0) + bias).
-    BFloat16* o = out.as<BFloat16>();
     const int64_t cols = out.shape[out.ndim - 1];
-    for (int64_t i = 0, n = out.numel(); i < n; ++i) {
-      float v = p.accumulate ? static_cast<float>(o[i]) : 0.f;
-      if (bias) v += static_cast<float>(bias->as<BFloat16>()[i % cols]);
-      o[i] = BFloat16(p.relu && !(v > 0) && v == v ? 0.f : v);
+    auto bias_at = [&](int64_t j) {
+      return bias->dtype == DType::kBFloat16 ? static_cast<float>(bias->as<BFloat16>()[j])
+                                             : bias->as<float>()[j];
+    };
+    auto fill = [&](auto* o) {
+      using T = std::remove_pointer_t<decltype(o)>;
+      for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+        float v = p.accumulate ? static_cast<float>(o[i]) : 0.f;
+        if (bias) v += bias_at(i % cols);
+        o[i] = T(p.relu && !(v > 0) && v == v ? 0.f : v);
+      }
+    };
+    if (out.dtype == DType::kBFloat16) {
+      fill(out.as<BFloat16>());
+    } else {
+      fill(out.as<float>());
     }
     return;
   }
