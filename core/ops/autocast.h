@@ -1,10 +1,12 @@
 // Autocast's policy, PyTorch's: at entry, an op of the lower-precision list casts its
 // inputs with lower(), an op of the float32 list with fp32(), and the arithmetic ops
 // promote mixed operands with promote(). Casts are differentiable (to_dtype), so
-// gradients return to a float32 parameter in float32. Each helper returns its input
-// untouched when autocast is off (autograd/autocast_mode.h), and never casts float64 or
-// integer tensors. The lists are in docs/autocast.md, beside PyTorch's; a test runs every
-// listed op and checks the dtype it computes in.
+// gradients return to a float32 parameter in float32. One exception to PyTorch: linear
+// casts a float32 weight and bias with lower_untracked() where it can give them their
+// gradients in float32 itself (unrounded: ops/matmul.cc, docs/autocast.md). Each helper
+// returns its input untouched when autocast is off (autograd/autocast_mode.h), and never
+// casts float64 or integer tensors. The lists are in docs/autocast.md, beside PyTorch's;
+// a test runs every listed op and checks the dtype it computes in.
 //
 // Lower precision: linear, matmul, conv2d, conv2d_relu_pool2d.
 // float32: softmax, log_softmax, cross_entropy, nll_loss, mse_loss, sum, mean,

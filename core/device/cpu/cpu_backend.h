@@ -92,9 +92,10 @@ class CpuBackend final : public Backend {
   void adam_step(int dev, const KView& param, const KView& grad, const KView& m, const KView& v,
                  const AdamParams& p) override;
 
-  // bfloat16: where the CPU has native bfloat16 (dnnl_cpu::bf16_native), matmul, the
-  // convolutions and the conv + ReLU + pool block run oneDNN's bfloat16 primitives; the
-  // core stages every other kernel through float32, and all of them on other CPUs.
+  // bfloat16: where the CPU has native bfloat16 (dnnl_cpu::bf16_native), matmul (into
+  // bfloat16, or into float32: Bf16Kernel::kMatmulIntoFloat32), the convolutions and the
+  // conv + ReLU + pool block run oneDNN's bfloat16 primitives; the core stages every other
+  // kernel through float32, and all of them on other CPUs (ReLU's backward aside).
   bool runs_bf16(Bf16Kernel kernel, int dev) const override;
   bool bf16_native(int dev) const override;
 
