@@ -315,8 +315,6 @@ bool CudaBackend::runs_bf16(Bf16Kernel kernel, int dev) const {
   switch (kernel) {
     case Bf16Kernel::kMatmul:
       return true;
-    case Bf16Kernel::kMatmulIntoFloat32:  // not yet: the core rounds to bfloat16 and widens
-      return false;
     case Bf16Kernel::kConv2d:
     case Bf16Kernel::kConv2dBackwardData:
     case Bf16Kernel::kConv2dBackwardWeights:
@@ -326,6 +324,10 @@ bool CudaBackend::runs_bf16(Bf16Kernel kernel, int dev) const {
     case Bf16Kernel::kConvReluPool:  // the plugin has no fused block (callers compose)
       return false;
     case Bf16Kernel::kReluBackward:  // staged: a float32 kernel around a mask
+      return false;
+    case Bf16Kernel::kMatmulIntoFloat32:
+      // Not yet (cuBLASLt can: bfloat16 A and B, float32 D): on these GPUs linear's float32
+      // weight gradient is a bfloat16 product rounded, then widened, as PyTorch's.
       return false;
   }
   return false;

@@ -133,6 +133,15 @@ void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* b
   CudaDevice& d = worker_device(dev);
   if (out.dtype == DType::kBFloat16) return matmul_bf16(d, dev, a, b, bias, out, p);
   need_float(d, out, "matmul");
+  // One dtype for every view: bfloat16 a and b into a float32 out are
+  // Bf16Kernel::kMatmulIntoFloat32, which the plugin does not claim (the core stages them).
+  for (const KView* v : {&a, &b, bias}) {
+    if (v && v->dtype != out.dtype) {
+      raise(host_, Code::kDtypeMismatch, d.where,
+            std::string("matmul: an operand is ") + dtype_name(v->dtype) + " but out is " +
+                dtype_name(out.dtype));
+    }
+  }
   d.blas->gemm(matmul_gemm(a, b, bias, out, p));
 }
 

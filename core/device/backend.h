@@ -89,15 +89,17 @@ struct AdamParams {
 // The kernels a backend may run on bfloat16 views itself (Backend::runs_bf16).
 enum class Bf16Kernel : int {
   kMatmul,
-  // matmul with bfloat16 a and b, no bias, into a float32 out: float32 sums, no rounding
-  // (a bfloat16 operand's float32 gradient, ops::linear under autocast). A backend
-  // without it gets the call staged (a and b widened, the float32 product).
-  kMatmulIntoFloat32,
   kConv2d,
   kConv2dBackwardData,
   kConv2dBackwardWeights,
   kConvReluPool,  // conv_relu_pool_state_bytes, conv_relu_pool and its backward
   kReluBackward,  // unary_backward with UnaryOp::kRelu (a mask: exact in bfloat16)
+  // matmul with bfloat16 a and b, no bias, into a float32 out: float32 sums, no rounding
+  // (a float32 parameter's gradient from bfloat16 operands, ops::linear under autocast).
+  // A backend without it gets such a call staged (a and b widened, the float32 product).
+  // New values go last: a plugin built before them answers false for a value it does
+  // not know, and the values it knows keep their numbers.
+  kMatmulIntoFloat32,
 };
 
 // The reductions of ProcessComm::allreduce.

@@ -81,17 +81,19 @@ bool float32_grad_of_lowered(const Tensor& t) {
 
 class LinearBackward final : public Node {
  public:
-  // f32_grads: the weight and bias reached the product as bfloat16 copies of the float32
-  // tensors the node's edges lead to, whose gradients it returns in float32.
+  // f32_weight_grad, f32_bias_grad: the weight (bias) reached the product as a bfloat16
+  // copy of the float32 tensor the node's edge leads to, whose gradient it returns in
+  // float32.
   LinearBackward(Device d, SavedTensor x, SavedTensor w, SavedTensor y, bool relu, bool has_bias,
-                 bool f32_grads)
+                 bool f32_weight_grad, bool f32_bias_grad)
       : Node(d, 1),
         x_(std::move(x)),
         w_(std::move(w)),
         y_(std::move(y)),
         relu_(relu),
         has_bias_(has_bias),
-        f32_grads_(f32_grads) {}
+        f32_weight_grad_(f32_weight_grad),
+        f32_bias_grad_(f32_bias_grad) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     Tensor g = grads[0];
     const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
@@ -111,11 +113,13 @@ class LinearBackward final : public Node {
     if (next_edges_[0].valid()) {
       gx = raw_matmul(g2, w, nullptr, {rows, in}, trans(false, false)).view_as_shape(x.shape());
     }
-    const DType grad_dtype = f32_grads_ ? DType::kFloat32 : g2.dtype();
     if (next_edges_[1].valid()) {
-      gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false), grad_dtype);
+      gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false),
+                      f32_weight_grad_ ? DType::kFloat32 : g2.dtype());
     }
-    if (has_bias_ && next_edges_[2].valid()) gb = sum_to(g2, {out}, grad_dtype);
+    if (has_bias_ && next_edges_[2].valid()) {
+      gb = sum_to(g2, {out}, f32_bias_grad_ ? DType::kFloat32 : g2.dtype());
+    }
     return {gx, gw, gb};
   }
   const char* name() const override { return "LinearBackward"; }
@@ -127,7 +131,7 @@ class LinearBackward final : public Node {
 
  private:
   SavedTensor x_, w_, y_;
-  bool relu_, has_bias_, f32_grads_;
+  bool relu_, has_bias_, f32_weight_grad_, f32_bias_grad_;
 };
 
 }  // namespace
@@ -174,13 +178,13 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
 
 Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in, bool relu) {
   const Tensor x = autocast::lower(x_in);
-  // A float32 weight and bias lowered to bfloat16: the node's edges go to them, not to
-  // their casts, and their gradients come back in float32 (float32_grad_of_lowered).
-  const bool f32_grads = float32_grad_of_lowered(weight_in) &&
-                         (!bias_in.defined() || bias_in.dtype() == DType::kFloat32);
+  // A float32 weight (bias) lowered to bfloat16 whose gradient the node computes in float32
+  // itself (float32_grad_of_lowered): its edge goes to it, not to its cast.
+  const bool f32_weight_grad = float32_grad_of_lowered(weight_in);
+  const bool f32_bias_grad = float32_grad_of_lowered(bias_in);
   const Tensor weight =
-      f32_grads ? autocast::lower_untracked(weight_in) : autocast::lower(weight_in);
-  const Tensor bias = f32_grads ? autocast::lower_untracked(bias_in) : autocast::lower(bias_in);
+      f32_weight_grad ? autocast::lower_untracked(weight_in) : autocast::lower(weight_in);
+  const Tensor bias = f32_bias_grad ? autocast::lower_untracked(bias_in) : autocast::lower(bias_in);
   check_float(x, "linear", "x");
   check_same(x, weight, "linear", "x", "weight");
   check_ndim(weight, 2, "linear", "weight");
@@ -205,13 +209,13 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
     const Tensor x2 = x.view_as_shape({rows, x.shape().back()});
     Tensor out = raw_matmul(x2, weight, bias.defined() ? &bias : nullptr, {rows, out_features}, p)
                      .view_as_shape(out_shape);
-    const Tensor& w_edge = f32_grads ? weight_in : weight;
-    const Tensor& b_edge = f32_grads ? bias_in : bias;
+    const Tensor& w_edge = f32_weight_grad ? weight_in : weight;
+    const Tensor& b_edge = f32_bias_grad ? bias_in : bias;
     if (needs_grad({&x, &w_edge, &b_edge})) {
       auto node = make_node<LinearBackward>({&x, &w_edge, bias.defined() ? &b_edge : nullptr},
                                             x.device(), SavedTensor(x), SavedTensor(weight),
                                             relu ? SavedTensor(out) : SavedTensor(), relu,
-                                            bias.defined(), f32_grads);
+                                            bias.defined(), f32_weight_grad, f32_bias_grad);
       set_history(out, node);
     }
     return out;

@@ -72,7 +72,7 @@ Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, int64_t dim, bool keepdim);
 // Sums x down to `shape` (the inverse of broadcasting); not recorded.
 Tensor sum_to(const Tensor& x, const Shape& shape);
-// The same sum in `dtype` (a float32 sum of bfloat16 x, without rounding).
+// The same sum in `dtype`: x's own, or float32 for bfloat16 x (a float32 sum, not rounded).
 Tensor sum_to(const Tensor& x, const Shape& shape, DType dtype);
 Tensor argmax(const Tensor& x, int64_t dim);  // int64, dim removed; not differentiable
 

@@ -116,8 +116,10 @@ Tensor sum_to(const Tensor& x, const Shape& shape, DType dtype) {
   const int lead = x.ndim() - static_cast<int>(shape.size());
   DP_CHECK(lead >= 0, kShapeMismatch,
            "sum_to: cannot sum " << shape_str(x.shape()) << " down to " << shape_str(shape));
-  DP_CHECK(is_floating(dtype), kInvalidArgument,
-           "sum_to: dtype " << dtype_name(dtype) << " is not a floating dtype");
+  DP_CHECK(dtype == x.dtype() || (x.dtype() == DType::kBFloat16 && dtype == DType::kFloat32),
+           kInvalidArgument,
+           "sum_to: cannot sum " << dtype_name(x.dtype()) << " into " << dtype_name(dtype)
+                                 << " (only into its own dtype, or bfloat16 into float32)");
   Shape kept(x.shape().size(), 1);
   for (size_t i = 0; i < shape.size(); ++i) kept[lead + i] = shape[i];
   GradModeGuard no_grad(false);

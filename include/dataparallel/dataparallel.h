@@ -451,14 +451,16 @@ DP_EXPORT int dp_set_grad_enabled(int enabled);
  * Mixed precision for the calling thread, PyTorch's autocast. With DP_BFLOAT16, the ops of
  * the lower-precision list (linear, matmul, conv2d and the conv + ReLU + pool block) cast
  * their float32 inputs to bfloat16 (differentiably: gradients flow back to float32
- * parameters in float32) and return bfloat16; the ops of the float32 list (softmax,
- * log_softmax, cross_entropy, nll_loss, mse_loss, sum, mean, batch_norm) cast bfloat16
- * inputs to float32 and return float32; add, sub, mul and div of a bfloat16 and a float32
- * tensor promote to float32; every other op runs in its input's dtype. float64 inputs are
- * never cast. DP_FLOAT32 turns it off (the default). docs/autocast.md lists the ops beside
- * PyTorch's. Like grad mode, the setting follows the thread's calls onto device workers,
- * so DataParallel replicas run under it. previous (may be NULL) receives the setting
- * before the call. Errors: DP_ERR_INVALID_ARGUMENT for any other dtype.
+ * parameters in float32; on CPU devices linear gives a float32 weight and bias the float32
+ * sums themselves, where PyTorch rounds them to bfloat16 first) and return bfloat16; the
+ * ops of the float32 list (softmax, log_softmax, cross_entropy, nll_loss, mse_loss, sum,
+ * mean, batch_norm) cast bfloat16 inputs to float32 and return float32; add, sub, mul and
+ * div of a bfloat16 and a float32 tensor promote to float32; every other op runs in its
+ * input's dtype. float64 inputs are never cast. DP_FLOAT32 turns it off (the default).
+ * docs/autocast.md lists the ops beside PyTorch's. Like grad mode, the setting follows
+ * the thread's calls onto device workers, so DataParallel replicas run under it. previous
+ * (may be NULL) receives the setting before the call. Errors: DP_ERR_INVALID_ARGUMENT for
+ * any other dtype.
  */
 DP_EXPORT dp_result dp_set_autocast(dp_dtype dtype, dp_dtype* previous);
 /** The calling thread's autocast dtype: DP_BFLOAT16 when on, DP_FLOAT32 when off. */

@@ -247,6 +247,49 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
 }
 
+/* Linear decides for the weight and the bias apart: a trainable float32 bias beside a
+   frozen weight still gets the float32 sum of the bfloat16 output gradient, not rounded
+   (within float32 summation error, where a bfloat16 rounding is off by up to 2^-9 of the
+   value), and the weight gets no gradient. */
+static void a_trainable_bias_beside_a_frozen_weight_gets_its_float32_gradient(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  enum { N = 9, K = 12, O = 7 };
+  float x[N * K], w[O * K], b[O], g[N * O];
+  fill_random(x, N * K, 5);
+  fill_random(w, O * K, 6);
+  fill_random(b, O, 7);
+  fill_random(g, N * O, 8);
+  for (size_t i = 0; i < N * O; ++i) g[i] = round_bf16(g[i]);
+  const int64_t xs[] = {N, K}, ws[] = {O, K}, bs[] = {O}, ys[] = {N, O};
+  dp_tensor* tx = make_f32(ctx, x, xs, 2, cpu_dev(0));
+  dp_tensor* tw = make_f32(ctx, w, ws, 2, cpu_dev(0));
+  dp_tensor* tb = make_f32(ctx, b, bs, 1, cpu_dev(0));
+  ASSERT_OK(dp_tensor_set_requires_grad(tb, 1));
+  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
+  dp_tensor *y = NULL, *tg = make_bf16(ctx, g, ys, 2);
+  ASSERT_OK(dp_op_linear(tx, tw, tb, &y));
+  ASSERT_OK(dp_backward(y, tg, 0));
+  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
+  dp_tensor *gw = NULL, *gb = NULL;
+  ASSERT_OK(dp_tensor_grad(tw, &gw));
+  assert_null(gw);
+  ASSERT_OK(dp_tensor_grad(tb, &gb));
+  assert_int_equal(dtype_of(gb), DP_FLOAT32);
+  float gbv[O];
+  double eb[O], sb[O];
+  read_f32(gb, gbv, O);
+  for (int o = 0; o < O; ++o) {
+    eb[o] = sb[o] = 0;
+    for (int n = 0; n < N; ++n) {
+      eb[o] += g[n * O + o];
+      sb[o] += fabs((double)g[n * O + o]);
+    }
+  }
+  assert_within("grad bias", gbv, eb, sb, O, 0);
+  dp_tensor* all[] = {tx, tw, tb, y, tg, gb};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
+}
+
 /* a [M, K] x b [K, N] under autocast (a, b float32 tensors holding av and bv) is a
    bfloat16 tensor within the bound of the float64 product. */
 static void assert_autocast_matmul(const dp_tensor* a, const dp_tensor* b, const float* av,
@@ -723,6 +766,7 @@ int main(void) {
       cmocka_unit_test(set_autocast_returns_the_previous_setting_and_refuses_other_dtypes),
       cmocka_unit_test(the_device_query_says_whether_bf16_is_native),
       cmocka_unit_test(linear_computes_in_bf16_within_the_bound_forward_and_backward),
+      cmocka_unit_test(a_trainable_bias_beside_a_frozen_weight_gets_its_float32_gradient),
       cmocka_unit_test(matmul_computes_in_bf16_within_the_bound),
       cmocka_unit_test(weights_written_behind_the_version_counter_reach_the_next_autocast_product),
       cmocka_unit_test(conv2d_computes_in_bf16_within_the_bound_forward_and_backward),

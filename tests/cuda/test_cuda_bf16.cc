@@ -154,6 +154,8 @@ TEST_F(CudaBf16, Bf16NativeAndRunsBf16FollowTheComputeCapabilityAndTheConvolutio
     EXPECT_EQ(be.runs_bf16(k, 0), native && cudnn) << "Bf16Kernel " << static_cast<int>(k);
   }
   EXPECT_FALSE(be.runs_bf16(Bf16Kernel::kConvReluPool, 0));  // no fused block in the plugin
+  // No bfloat16 product into float32 (yet): linear rounds its weight gradient, as PyTorch.
+  EXPECT_FALSE(be.runs_bf16(Bf16Kernel::kMatmulIntoFloat32, 0));
 }
 
 TEST_F(CudaBf16, WithDpCudaConvIm2colTheCoreStagesTheConvolutions) {

@@ -331,7 +331,7 @@ void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bi
                         const KView& out, const MatmulParams& p) {
   // float32, or bfloat16 a and b into float32 (Bf16Kernel::kMatmulIntoFloat32).
   if (f32(out) && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
-  if (a.dtype == DType::kBFloat16) {  // runs_bf16: the CPU has native bfloat16
+  if (a.dtype == DType::kBFloat16 || out.dtype == DType::kBFloat16) {  // native bfloat16
     if (out.dtype == DType::kBFloat16 && dnnl_cpu::matmul(dnnl(dev), a, b, bias, out, p)) return;
     // K = 0 (oneDNN is not asked): out = relu((accumulate ? out : 0) + bias).
     const int64_t cols = out.shape[out.ndim - 1];

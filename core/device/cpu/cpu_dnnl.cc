@@ -217,8 +217,9 @@ bool matmul(DnnlDevice& d, const KView& a, const KView& b, const KView* bias, co
   Key key('m');
   key.add(a).add(b).add(out).add(bias != nullptr).add(p.trans_a).add(p.trans_b);
   key.add(p.accumulate).add(p.relu);
-  // The operands' dtype too: bfloat16 a and b may make a float32 out.
+  // The operands' dtypes too: bfloat16 a and b may make a float32 out.
   key.add(static_cast<int64_t>(a.dtype))
+      .add(static_cast<int64_t>(b.dtype))
       .add(static_cast<int64_t>(out.dtype))
       .add(static_cast<int64_t>(bias ? bias->dtype : out.dtype));
   // Descriptors are built only on a cache miss: the key fixes them. bfloat16 views (on a
