@@ -161,16 +161,35 @@ static void the_device_query_says_whether_bf16_is_native(void** state) {
   ASSERT_ERROR(dp_device_bf16_native(ctx, cpu_dev(0), NULL), DP_ERR_INVALID_ARGUMENT, "out");
 }
 
+/* Random x [N, K], w [O, K], b [O] and a bfloat16 output gradient g [N, O], from seeds
+   seed to seed + 3. */
+static void linear_operands(int N, int K, int O, uint32_t seed, float* x, float* w, float* b,
+                            float* g) {
+  fill_random(x, (size_t)(N * K), seed);
+  fill_random(w, (size_t)(O * K), seed + 1);
+  fill_random(b, (size_t)O, seed + 2);
+  fill_random(g, (size_t)(N * O), seed + 3);
+  for (int i = 0; i < N * O; ++i) g[i] = round_bf16(g[i]); /* the gradient is bfloat16 */
+}
+
+/* The bias gradient of g [N, O] in float64 (its column sums) and the sums of the
+   magnitudes (the error bound's scale). */
+static void bias_gradient(const float* g, int N, int O, double* exact, double* scale) {
+  for (int o = 0; o < O; ++o) {
+    exact[o] = scale[o] = 0;
+    for (int n = 0; n < N; ++n) {
+      exact[o] += g[n * O + o];
+      scale[o] += fabs((double)g[n * O + o]);
+    }
+  }
+}
+
 /* x [N, K], w [O, K], b [O]: linear under autocast, forward and backward, against float64. */
 static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void** state) {
   dp_context* ctx = (dp_context*)*state;
   enum { N = 6, K = 40, O = 5 };
   float x[N * K], w[O * K], b[O], g[N * O];
-  fill_random(x, N * K, 1);
-  fill_random(w, O * K, 2);
-  fill_random(b, O, 3);
-  fill_random(g, N * O, 4);
-  for (size_t i = 0; i < N * O; ++i) g[i] = round_bf16(g[i]); /* the gradient is bfloat16 */
+  linear_operands(N, K, O, 1, x, w, b, g);
   const int64_t xs[] = {N, K}, ws[] = {O, K}, bs[] = {O}, ys[] = {N, O};
   dp_tensor* tx = make_f32(ctx, x, xs, 2, cpu_dev(0));
   dp_tensor* tw = make_f32(ctx, w, ws, 2, cpu_dev(0));
@@ -221,12 +240,8 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
       }
     }
   }
+  bias_gradient(g, N, O, eb, sb);
   for (int o = 0; o < O; ++o) {
-    eb[o] = sb[o] = 0;
-    for (int n = 0; n < N; ++n) {
-      eb[o] += g[n * O + o];
-      sb[o] += fabs((double)g[n * O + o]);
-    }
     /* Of x's bfloat16 values: the products are exact in float32. */
     for (int k = 0; k < K; ++k) {
       ew[o * K + k] = sw[o * K + k] = 0;
@@ -255,11 +270,7 @@ static void a_trainable_bias_beside_a_frozen_weight_gets_its_float32_gradient(vo
   dp_context* ctx = (dp_context*)*state;
   enum { N = 9, K = 12, O = 7 };
   float x[N * K], w[O * K], b[O], g[N * O];
-  fill_random(x, N * K, 5);
-  fill_random(w, O * K, 6);
-  fill_random(b, O, 7);
-  fill_random(g, N * O, 8);
-  for (size_t i = 0; i < N * O; ++i) g[i] = round_bf16(g[i]);
+  linear_operands(N, K, O, 5, x, w, b, g);
   const int64_t xs[] = {N, K}, ws[] = {O, K}, bs[] = {O}, ys[] = {N, O};
   dp_tensor* tx = make_f32(ctx, x, xs, 2, cpu_dev(0));
   dp_tensor* tw = make_f32(ctx, w, ws, 2, cpu_dev(0));
@@ -278,13 +289,7 @@ static void a_trainable_bias_beside_a_frozen_weight_gets_its_float32_gradient(vo
   float gbv[O];
   double eb[O], sb[O];
   read_f32(gb, gbv, O);
-  for (int o = 0; o < O; ++o) {
-    eb[o] = sb[o] = 0;
-    for (int n = 0; n < N; ++n) {
-      eb[o] += g[n * O + o];
-      sb[o] += fabs((double)g[n * O + o]);
-    }
-  }
+  bias_gradient(g, N, O, eb, sb);
   assert_within("grad bias", gbv, eb, sb, O, 0);
   dp_tensor* all[] = {tx, tw, tb, y, tg, gb};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
