@@ -135,10 +135,11 @@ void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* b
   need_float(d, out, "matmul");
   // One dtype for every view: bfloat16 a and b into a float32 out are
   // Bf16Kernel::kMatmulIntoFloat32, which the plugin does not claim (the core stages them).
-  for (const KView* v : {&a, &b, bias}) {
+  for (const auto& [name, v] :
+       std::initializer_list<NamedView>{{"a", &a}, {"b", &b}, {"bias", bias}}) {
     if (v && v->dtype != out.dtype) {
       raise(host_, Code::kDtypeMismatch, d.where,
-            std::string("matmul: an operand is ") + dtype_name(v->dtype) + " but out is " +
+            std::string("matmul: ") + name + " is " + dtype_name(v->dtype) + " but out is " +
                 dtype_name(out.dtype));
     }
   }
