@@ -202,9 +202,13 @@ class CudaBackend final : public Backend {
   void conv_bias_gradient(CudaDevice& d, const KView& gy, const KView& gbias, int64_t images,
                           int64_t channels, int64_t pixels);
   // Raises kDtypeMismatch, naming op and the operand, unless every view given (null: an
-  // absent operand) is bfloat16.
+  // absent operand) is of `dtype` (need_bf16: bfloat16).
   using NamedView = std::pair<const char*, const KView*>;
-  void need_bf16(const CudaDevice& d, std::initializer_list<NamedView> views, const char* op);
+  void need_dtype(const CudaDevice& d, DType dtype, std::initializer_list<NamedView> views,
+                  const char* op);
+  void need_bf16(const CudaDevice& d, std::initializer_list<NamedView> views, const char* op) {
+    need_dtype(d, DType::kBFloat16, views, op);
+  }
 
   // The device for a kernel call on its worker: raises when its worker could not set up.
   CudaDevice& worker_device(int dev);

@@ -19,13 +19,13 @@ void CudaBackend::need_float(const CudaDevice& d, const KView& v, const char* op
         std::string(op) + " needs float32 or float64, got " + dtype_name(v.dtype));
 }
 
-void CudaBackend::need_bf16(const CudaDevice& d, std::initializer_list<NamedView> views,
-                            const char* op) {
+void CudaBackend::need_dtype(const CudaDevice& d, DType dtype,
+                             std::initializer_list<NamedView> views, const char* op) {
   for (const auto& [name, v] : views) {
-    if (v && v->dtype != DType::kBFloat16) {
+    if (v && v->dtype != dtype) {
       raise(host_, Code::kDtypeMismatch, d.where,
-            std::string(op) + " in bfloat16: " + name + " is " + dtype_name(v->dtype) +
-                ", not bfloat16");
+            std::string(op) + " in " + dtype_name(dtype) + ": " + name + " is " +
+                dtype_name(v->dtype) + ", not " + dtype_name(dtype));
     }
   }
 }
@@ -135,14 +135,7 @@ void CudaBackend::matmul(int dev, const KView& a, const KView& b, const KView* b
   need_float(d, out, "matmul");
   // One dtype for every view: bfloat16 a and b into a float32 out are
   // Bf16Kernel::kMatmulIntoFloat32, which the plugin does not claim (the core stages them).
-  for (const auto& [name, v] :
-       std::initializer_list<NamedView>{{"a", &a}, {"b", &b}, {"bias", bias}}) {
-    if (v && v->dtype != out.dtype) {
-      raise(host_, Code::kDtypeMismatch, d.where,
-            std::string("matmul: ") + name + " is " + dtype_name(v->dtype) + " but out is " +
-                dtype_name(out.dtype));
-    }
-  }
+  need_dtype(d, out.dtype, {{"a", &a}, {"b", &b}, {"bias", bias}}, "matmul");
   d.blas->gemm(matmul_gemm(a, b, bias, out, p));
 }
 
