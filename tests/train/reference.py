@@ -1,6 +1,7 @@
 """What the dp-train tests (and bench/torch_divergence.py) share: the Fashion-MNIST files,
 dp-train's checkpoints, and bench/torch_reference.py's two models and training loop
 in PyTorch."""
+import functools
 import gzip
 import json
 import os
@@ -66,8 +67,9 @@ def bf16_rounded_forward(m, x, float32_linear_grads=True):
     return x.float()
 
 
+@functools.lru_cache(maxsize=None)
 def _float32_grad_linear():
-    """A torch.autograd.Function: PyTorch's bfloat16 linear (the oneDNN products autocast
+    """A torch.autograd.Function (made once, on first use): PyTorch's bfloat16 linear (the oneDNN products autocast
     runs: the output and the input's gradient in bfloat16) whose weight and bias gradients
     are the float32 sums of the bfloat16 products, not rounded to bfloat16, as
     libdataparallel's linear gives a float32 parameter its gradient on CPU devices."""
