@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <dnnl.hpp>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,17 +39,17 @@ struct Cached {
   std::unordered_map<int, memory> args;
 };
 
-// Key of the primitive cache: the operation and every size and flag that shapes it.
+// Key of the primitive cache: the operation and every size and flag that shapes it, as
+// 64-bit words kept in the key itself (room for the longest, the conv + ReLU + pool
+// block's). Building one and looking it up allocates and copies nothing: a small matmul's
+// whole call costs about a microsecond, and a key in a heap string, hashed bytewise, was a
+// tenth of it.
 class Key {
  public:
-  // Room for the longest keys (the conv + ReLU + pool block's) from the start: a growing
-  // string would allocate several times in every call.
-  explicit Key(char op) {
-    s_.reserve(512);
-    s_.push_back(op);
-  }
+  explicit Key(char op) { add(op); }
   Key& add(int64_t v) {
-    s_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    if (size_ == kWords) too_long();
+    words_[size_++] = v;
     return *this;
   }
   Key& add(const KView& v) {
@@ -54,10 +57,38 @@ class Key {
     for (int i = 0; i < v.ndim; ++i) add(v.shape[i]);
     return *this;
   }
-  const std::string& str() const { return s_; }
+  // The words' bytes, as the cache stores them.
+  std::string_view view() const {
+    return {reinterpret_cast<const char*>(words_), size_ * sizeof(int64_t)};
+  }
+  std::string str() const { return std::string(view()); }
 
  private:
-  std::string s_;
+  static constexpr size_t kWords = 64;
+  [[noreturn]] static void too_long() {
+    DP_THROW(kInternal, "oneDNN primitive cache key longer than " << kWords << " words");
+  }
+  int64_t words_[kWords];
+  size_t size_ = 0;
+};
+
+// The cache's hash, of a Key's bytes (a whole number of words) or of the string the cache
+// keeps of them, alike; looks a Key up without making a string of it.
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ s.size();
+    for (size_t i = 0; i + sizeof(uint64_t) <= s.size(); i += sizeof(uint64_t)) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, sizeof w);
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    for (size_t i = s.size() / sizeof(uint64_t) * sizeof(uint64_t); i < s.size(); ++i) {
+      h = (h ^ static_cast<unsigned char>(s[i])) * 0xff51afd7ed558ccdull;
+    }
+    return static_cast<size_t>(h);
+  }
 };
 
 inline memory::dims dims_of(const KView& v) {
@@ -94,7 +125,7 @@ inline void* mut(const void* p) {
 struct DnnlDevice {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream strm{eng};
-  std::unordered_map<std::string, Cached> cache;
+  std::unordered_map<std::string, Cached, KeyHash, std::equal_to<>> cache;
   void* scratch = nullptr;
   size_t scratch_size = 0;
 
@@ -118,7 +149,7 @@ struct DnnlDevice {
   template <class Prim, class Make>
   Cached& get(const Key& key, Make&& make) {
     using PD = typename Prim::primitive_desc;
-    auto it = cache.find(key.str());
+    auto it = cache.find(key.view());
     if (it != cache.end()) return it->second;
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -157,9 +188,20 @@ struct DnnlDevice {
   void run_bound(Cached& c) {
     if (c.scratch_bytes)
       bind(c, DNNL_ARG_SCRATCHPAD, scratchpad(c.scratch_bytes), [&] { return c.scratch_md; });
-    c.prim.execute(strm, c.args);
+    // oneDNN's C call with the arguments on the stack: its C++ execute() copies the map
+    // into a new vector on every call.
+    dnnl_exec_arg_t args[kMaxBoundArgs];
+    int n = 0;
+    for (auto& [id, m] : c.args) {
+      DP_CHECK(n < kMaxBoundArgs, kInternal,
+               "a oneDNN primitive bound more than " << kMaxBoundArgs << " arguments");
+      args[n++] = {id, m.get()};
+    }
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(c.prim.get(), strm.get(), n, args),
+                            "could not execute a primitive");
     strm.wait();
   }
+  static constexpr int kMaxBoundArgs = 8;
 
   // Scratch buffers for tensors in a primitive's preferred (blocked) format, by slot.
   std::vector<void*> temps;
