@@ -101,29 +101,34 @@ namespace {
 struct InlineFrame {
   const CpuBackend* backend;
   int dev;
-  int omp_threads;  // the thread's OpenMP limit before
+  // The thread's OpenMP limit before this frame set it to 1, or 0 while it has not: a frame
+  // sets it when its first oneDNN kernel runs (dnnl()), so that inline work without one (a
+  // synchronize, our own loops) skips the two OpenMP calls each way.
+  int omp_threads;
 };
 thread_local std::vector<InlineFrame> tl_inline;
 
 }  // namespace
 
 void CpuBackend::enter_inline(int dev) {
-  tl_inline.reserve(4);  // any allocation happens before the limit changes
-  tl_inline.push_back({this, dev, dnnl_cpu::enter_single_thread()});
+  tl_inline.push_back({this, dev, 0});
 }
 
 void CpuBackend::leave_inline() {
   const InlineFrame f = tl_inline.back();
   tl_inline.pop_back();
-  dnnl_cpu::leave_single_thread(f.omp_threads);
+  if (f.omp_threads != 0) dnnl_cpu::leave_single_thread(f.omp_threads);
 }
 
 dnnl_cpu::DnnlDevice& CpuBackend::dnnl(int dev) {
-  const bool owner =
-      owners_[dev] == std::this_thread::get_id() ||
-      (!tl_inline.empty() && tl_inline.back().backend == this && tl_inline.back().dev == dev);
-  DP_CHECK(devices_[dev] != nullptr && owner, kInternal,
-           "cpu:" << dev << " kernel called outside its worker thread");
+  DP_CHECK(devices_[dev] != nullptr, kInternal, "cpu:" << dev << " has no oneDNN state");
+  if (owners_[dev] == std::this_thread::get_id()) return *devices_[dev];
+  // Inline on the caller's thread: oneDNN runs this device's kernels single-threaded
+  // there too (the limit is per thread).
+  DP_CHECK(!tl_inline.empty() && tl_inline.back().backend == this && tl_inline.back().dev == dev,
+           kInternal, "cpu:" << dev << " kernel called outside its worker thread");
+  InlineFrame& f = tl_inline.back();
+  if (f.omp_threads == 0) f.omp_threads = dnnl_cpu::enter_single_thread();
   return *devices_[dev];
 }
 
