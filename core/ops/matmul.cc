@@ -13,9 +13,10 @@ namespace {
 
 // out = op(a) @ op(b) (+ bias) (relu), through the backend, in a's dtype or `dtype`;
 // shapes already checked.
-Tensor raw_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, const Shape& out_shape,
+Tensor raw_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Shape out_shape,
                   MatmulParams p, std::optional<DType> dtype = std::nullopt) {
-  Tensor out = Tensor::empty(a.context(), out_shape, dtype.value_or(a.dtype()), a.device());
+  Tensor out =
+      Tensor::empty(a.context(), std::move(out_shape), dtype.value_or(a.dtype()), a.device());
   if (out.numel() == 0) return out;
   KView bias_view;
   if (bias) bias_view = bias->kview();
@@ -99,7 +100,9 @@ class LinearBackward final : public Node {
     const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
     Backend& be = backend_of(g);
     const int64_t in = w.shape()[1], out = w.shape()[0];
-    const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
+    const bool flat = x.ndim() == 2;  // else [..., in] is seen as [rows, in]
+    const int64_t rows =
+        flat ? x.shape()[0] : numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
     if (relu_) {
       const Tensor y = DP_UNPACK(y_);
       Tensor masked = empty_like(g);
@@ -107,11 +110,12 @@ class LinearBackward final : public Node {
         be.unary_backward(dev(g), UnaryOp::kRelu, g.kview(), y.kview(), masked.kview());
       g = masked;
     }
-    const Tensor g2 = g.view_as_shape({rows, out});
-    const Tensor x2 = x.view_as_shape({rows, in});
+    const Tensor g2 = flat ? g : g.view_as_shape({rows, out});
+    const Tensor x2 = flat ? x : x.view_as_shape({rows, in});
     Tensor gx, gw, gb;
     if (next_edges_[0].valid()) {
-      gx = raw_matmul(g2, w, nullptr, {rows, in}, trans(false, false)).view_as_shape(x.shape());
+      gx = raw_matmul(g2, w, nullptr, {rows, in}, trans(false, false));
+      if (!flat) gx = gx.view_as_shape(x.shape());
     }
     if (next_edges_[1].valid()) {
       gw = raw_matmul(g2, x2, nullptr, {out, in}, trans(true, false),
@@ -153,11 +157,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
         a.shape()[0] == b.shape()[0], kShapeMismatch,
         "matmul: batch sizes differ: " << shape_str(a.shape()) << " and " << shape_str(b.shape()));
   }
-  Shape out_shape;
-  if (a.ndim() == 3 || b.ndim() == 3)
-    out_shape.push_back(a.ndim() == 3 ? a.shape()[0] : b.shape()[0]);
-  out_shape.push_back(a.shape()[a.ndim() - 2]);
-  out_shape.push_back(b.shape().back());
+  const int64_t M = a.shape()[a.ndim() - 2], N = b.shape().back();
+  Shape out_shape = a.ndim() == 3 || b.ndim() == 3
+                        ? Shape{a.ndim() == 3 ? a.shape()[0] : b.shape()[0], M, N}
+                        : Shape{M, N};
   return on_device(a, [&] {
     // [B, M, K] @ [K, N] is one 2-D product over B * M rows.
     Tensor out;
@@ -166,7 +169,7 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
                        {a.shape()[0] * a.shape()[1], b.shape()[1]}, {})
                 .view_as_shape(out_shape);
     } else {
-      out = raw_matmul(a, b, nullptr, out_shape, {});
+      out = raw_matmul(a, b, nullptr, std::move(out_shape), {});
     }
     if (needs_grad({&a, &b})) {
       set_history(out,
@@ -199,16 +202,22 @@ Tensor linear(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
              "linear: bias has shape " << shape_str(bias.shape()) << " but weight has "
                                        << out_features << " output features");
   }
-  Shape out_shape = x.shape();
-  out_shape.back() = out_features;
-  const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
   return on_device(x, [&] {
     MatmulParams p;
     p.trans_b = true;
     p.relu = relu;
-    const Tensor x2 = x.view_as_shape({rows, x.shape().back()});
-    Tensor out = raw_matmul(x2, weight, bias.defined() ? &bias : nullptr, {rows, out_features}, p)
-                     .view_as_shape(out_shape);
+    const Tensor* b = bias.defined() ? &bias : nullptr;
+    Tensor out;
+    if (x.ndim() == 2) {  // the common case, without the views around the 2-D product
+      out = raw_matmul(x, weight, b, {x.shape()[0], out_features}, p);
+    } else {  // [..., in] as [rows, in]
+      Shape out_shape = x.shape();
+      out_shape.back() = out_features;
+      const int64_t rows = numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
+      out =
+          raw_matmul(x.view_as_shape({rows, x.shape().back()}), weight, b, {rows, out_features}, p)
+              .view_as_shape(out_shape);
+    }
     const Tensor& w_edge = f32_weight_grad ? weight_in : weight;
     const Tensor& b_edge = f32_bias_grad ? bias_in : bias;
     if (needs_grad({&x, &w_edge, &b_edge})) {

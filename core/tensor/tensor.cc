@@ -10,12 +10,11 @@ TensorImpl::TensorImpl(std::shared_ptr<Storage> s, int64_t off, Shape sh, DType 
 
 TensorImpl::~TensorImpl() = default;
 
-Tensor Tensor::empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
-                     Device device) {
+Tensor Tensor::empty(const std::shared_ptr<Context>& ctx, Shape shape, DType dtype, Device device) {
   const int64_t n = checked_numel(shape, dtype_size(dtype));
   auto storage = std::make_shared<Storage>(ctx->backend_ptr(device.type), ctx, device,
                                            static_cast<size_t>(n) * dtype_size(dtype));
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, shape, dtype));
+  return Tensor(std::make_shared<TensorImpl>(std::move(storage), 0, std::move(shape), dtype));
 }
 
 int64_t Tensor::size(int dim) const {

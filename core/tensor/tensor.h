@@ -47,8 +47,7 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   // --- creation (memory comes from the device's backend; contents as named) ---
-  static Tensor empty(const std::shared_ptr<Context>& ctx, const Shape& shape, DType dtype,
-                      Device device);
+  static Tensor empty(const std::shared_ptr<Context>& ctx, Shape shape, DType dtype, Device device);
 
   bool defined() const { return impl_ != nullptr; }
   TensorImpl* impl() const { return impl_.get(); }
