@@ -31,8 +31,14 @@ int spin_microseconds() {
 
 namespace {
 
-thread_local bool tl_on_worker = false;        // set on every worker's thread
-thread_local Worker* tl_own_worker = nullptr;  // the worker whose thread this is
+// What the calling thread is to the workers, in one thread-local: a function that reads
+// several of these looks the thread's storage up once (a call each, in a shared library).
+struct ThreadRole {
+  bool on_worker = false;          // set on every worker's thread
+  Worker* own_worker = nullptr;    // the worker whose thread this is
+  Worker* inline_owner = nullptr;  // the worker whose work this thread runs inline
+};
+thread_local ThreadRole tl_role;
 
 // Spins until ready() or the spin budget is spent; true if ready.
 template <class Ready>
@@ -84,16 +90,16 @@ void Latch::wait() {
 }
 
 bool Worker::on_a_worker() {
-  return tl_on_worker;
+  return tl_role.on_worker;
 }
 
 Worker*& Worker::inline_owner() {
-  thread_local Worker* owner = nullptr;
-  return owner;
+  return tl_role.inline_owner;
 }
 
 Worker* Worker::own_worker_running_its_task() {
-  return inline_owner() ? nullptr : tl_own_worker;
+  const ThreadRole& role = tl_role;
+  return role.inline_owner ? nullptr : role.own_worker;
 }
 
 bool Worker::run_one_queued() noexcept {
@@ -137,16 +143,18 @@ void Worker::wait_helping(Latch& done) {
 }
 
 Worker::InlineScope::InlineScope(Worker& w)
-    : w_(w), saved_owner_(inline_owner()), saved_on_worker_(tl_on_worker) {
-  inline_owner() = &w;
-  tl_on_worker = true;
+    : w_(w), saved_owner_(tl_role.inline_owner), saved_on_worker_(tl_role.on_worker) {
+  ThreadRole& role = tl_role;
+  role.inline_owner = &w;
+  role.on_worker = true;
   if (w_.inline_hooks_->enter) w_.inline_hooks_->enter();
 }
 
 Worker::InlineScope::~InlineScope() {
   if (w_.inline_hooks_->leave) w_.inline_hooks_->leave();
-  tl_on_worker = saved_on_worker_;
-  inline_owner() = saved_owner_;
+  ThreadRole& role = tl_role;
+  role.on_worker = saved_on_worker_;
+  role.inline_owner = saved_owner_;
 }
 
 Worker::Worker(std::string name, std::function<void()> on_start, std::function<void()> on_stop,
@@ -159,7 +167,7 @@ Worker::Worker(std::string name, std::function<void()> on_start, std::function<v
   thread_ = std::thread([this, &started, &start_error, on_start = std::move(on_start),
                          on_stop = std::move(on_stop)]() mutable {
     thread_id_ = std::this_thread::get_id();
-    tl_on_worker = true;
+    tl_role.on_worker = true;
     trace::name_thread(name_);
     try {
       if (on_start) on_start();
@@ -190,7 +198,7 @@ Worker::~Worker() {
 void Worker::post(Task task) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.push_back(Queued{std::move(task), tl_on_worker});
+    tasks_.push_back(Queued{std::move(task), tl_role.on_worker});
     queued_.fetch_add(1, std::memory_order_release);
   }
   // Set under the lock by the worker before it waits, so this read cannot miss a sleep
@@ -199,7 +207,7 @@ void Worker::post(Task task) {
 }
 
 void Worker::loop(std::function<void()> on_stop) {
-  tl_own_worker = this;  // from here on, code on this thread runs in a task (holding exec_mu_)
+  tl_role.own_worker = this;  // from here on, code on this thread runs in a task (holding exec_mu_)
   for (;;) {
     spin_until_ready([this] { return queued_.load(std::memory_order_acquire) > 0; });
     // Execution lock first (an inline caller may hold it), then the queue.
@@ -222,7 +230,7 @@ void Worker::loop(std::function<void()> on_stop) {
     }
     task();
   }
-  tl_own_worker = nullptr;
+  tl_role.own_worker = nullptr;
   if (on_stop) on_stop();
 }
 

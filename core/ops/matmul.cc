@@ -15,12 +15,13 @@ namespace {
 // shapes already checked.
 Tensor raw_matmul(const Tensor& a, const Tensor& b, const Tensor* bias, Shape out_shape,
                   MatmulParams p, std::optional<DType> dtype = std::nullopt) {
-  Tensor out =
-      Tensor::empty(a.context(), std::move(out_shape), dtype.value_or(a.dtype()), a.device());
+  const std::shared_ptr<Context> ctx = a.context();
+  Tensor out = Tensor::empty(ctx, std::move(out_shape), dtype.value_or(a.dtype()), a.device());
   if (out.numel() == 0) return out;
   KView bias_view;
   if (bias) bias_view = bias->kview();
-  backend_of(a).matmul(dev(a), a.kview(), b.kview(), bias ? &bias_view : nullptr, out.kview(), p);
+  ctx->backend(a.device().type)
+      .matmul(dev(a), a.kview(), b.kview(), bias ? &bias_view : nullptr, out.kview(), p);
   return out;
 }
 
