@@ -538,6 +538,55 @@ TEST(CpuBackend, DevicesComputeConcurrentlyWithCorrectResults) {
   }
 }
 
+// From GNU OpenMP, which oneDNN's threads use (as core/device/cpu/cpu_dnnl.cc declares them).
+extern "C" void omp_set_num_threads(int);
+extern "C" int omp_get_max_threads(void);
+
+TEST(CpuBackend, InlineWorkLimitsTheCallersOpenMpThreadsOnlyOnceAKernelRunsAndRestoresThem) {
+  // A device's work run inline on the caller's thread runs oneDNN single-threaded there, as
+  // on the device's own worker; work with no oneDNN kernel leaves the limit alone, and the
+  // caller's own limit is back when the work ends, nested frames included.
+  auto ctx = make_ctx(2);
+  auto& backend = ctx->backend(DeviceType::kCpu);
+  std::vector<float> a(16, 1.f), b(16, 2.f), c(16, 0.f);
+  auto product = [&](int dev) {
+    backend.matmul(dev, view(a.data(), DType::kFloat32, {4, 4}),
+                   view(b.data(), DType::kFloat32, {4, 4}), nullptr,
+                   view(c.data(), DType::kFloat32, {4, 4}), MatmulParams{});
+  };
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(3);
+  std::thread::id ran_on, inner_ran_on;
+  int no_kernel = 0, after_kernel = 0, inner_after = 0, outer_after_inner = 0;
+  ctx->run(cpu(0), [&] {
+    ran_on = std::this_thread::get_id();
+    no_kernel = omp_get_max_threads();
+    product(0);
+    after_kernel = omp_get_max_threads();
+  });
+  const int after_first = omp_get_max_threads();
+  ctx->run(cpu(0), [&] {
+    ctx->run(cpu(1), [&] {
+      inner_ran_on = std::this_thread::get_id();
+      product(1);
+      inner_after = omp_get_max_threads();
+    });
+    outer_after_inner = omp_get_max_threads();  // the inner frame set it, and restored it
+    product(0);
+  });
+  const int after_nested = omp_get_max_threads();
+  omp_set_num_threads(before);
+  EXPECT_EQ(ran_on, std::this_thread::get_id());  // inline: both workers were idle
+  EXPECT_EQ(inner_ran_on, std::this_thread::get_id());
+  EXPECT_EQ(no_kernel, 3);
+  EXPECT_EQ(after_kernel, 1);
+  EXPECT_EQ(after_first, 3);
+  EXPECT_EQ(inner_after, 1);
+  EXPECT_EQ(outer_after_inner, 3);
+  EXPECT_EQ(after_nested, 3);
+  EXPECT_FLOAT_EQ(c[0], 8.f);  // 4 products of 1 * 2
+}
+
 TEST(CpuBackend, KernelsOutsideTheirWorkerAreRefused) {
   auto ctx = make_ctx(1);
   std::vector<float> a(4, 1.f), c(4);
