@@ -22,6 +22,10 @@
 //   dp-bench bf16-conv  the CNN's two convolutions (batch 256) the same way
 //   dp-bench bf16       both, after dp_device_bf16_native for cpu:0 and oneDNN's ISA
 //   dp-bench bf16-device  that query alone
+//   dp-bench call-cost  a 1x1x1 float32 dp_op_matmul + dp_device_synchronize +
+//                       dp_tensor_release, --calls N times on one CPU device: the fixed
+//                       cost of an op (instructions per call: run it under callgrind at
+//                       two N and divide the difference)
 //   dp-bench all        everything above
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
@@ -1094,12 +1098,36 @@ void bench_bf16_conv() {
   dp_context_release(ctx);
 }
 
+void bench_call_cost(long calls) {
+  dp_context* ctx = make_context(1);
+  dp_tensor* a = random_tensor(ctx, {1, 1}, cpu(0), 1);
+  dp_tensor* b = random_tensor(ctx, {1, 1}, cpu(0), 2);
+  auto call = [&] {
+    dp_tensor* c = nullptr;
+    ok(dp_op_matmul(a, b, &c), "matmul");
+    ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
+    dp_tensor_release(c);
+  };
+  call();  // the primitive is made here, outside the count
+  const auto t0 = std::chrono::steady_clock::now();
+  for (long i = 0; i < calls; ++i) call();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf(
+      "{\"bench\": \"call_cost\", \"op\": \"1x1x1 float32 matmul + synchronize + release\", "
+      "\"calls\": %ld, \"us_per_call\": %.3f}\n",
+      calls, calls > 0 ? seconds / static_cast<double>(calls) * 1e6 : 0.0);
+  dp_tensor_release(a);
+  dp_tensor_release(b);
+  dp_context_release(ctx);
+}
+
 void usage() {
   std::fprintf(stderr,
                "usage: dp-bench "
                "[sgemm|linear|copy|train|overhead|scatter|cores|ceiling|bf16|bf16-matmul|bf16-conv|"
-               "bf16-device|all] "
-               "[--model mlp|cnn] [--devices N] [--limit N]\n");
+               "bf16-device|call-cost|all] "
+               "[--model mlp|cnn] [--devices N] [--limit N] [--calls N]\n");
 }
 
 }  // namespace
@@ -1109,6 +1137,7 @@ int main(int argc, char** argv) {
   const char* model = nullptr;
   int devices = 2;
   size_t limit = 0;
+  long calls = 1000000;
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
       model = argv[++i];
@@ -1116,12 +1145,14 @@ int main(int argc, char** argv) {
       devices = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--limit") && i + 1 < argc) {
       limit = static_cast<size_t>(std::atoll(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) {
+      calls = std::atol(argv[++i]);
     } else {
       usage();
       return 2;
     }
   }
-  if (devices < 1) {
+  if (devices < 1 || calls < 0) {
     usage();
     return 2;
   }
@@ -1140,6 +1171,7 @@ int main(int argc, char** argv) {
     print_bf16_header(ctx);
     dp_context_release(ctx);
   }
+  if (!std::strcmp(what, "call-cost")) any = true, bench_call_cost(calls);
   const bool bf16 = all || !std::strcmp(what, "bf16");
   if (bf16 || !std::strcmp(what, "bf16-matmul")) any = true, bench_bf16_matmul();
   if (bf16 || !std::strcmp(what, "bf16-conv")) any = true, bench_bf16_conv();
