@@ -14,6 +14,7 @@
 #include "device/bfloat16.h"
 #include "device/cpu/cpu_allocator.h"
 #include "device/cpu/cpu_backend.h"
+#include "device/cpu/cpu_dnnl_device.h"
 #include "device/cpu/cpu_loops.h"
 #include "device/cpu/cpu_reference.h"
 #include "device/element_math.h"
@@ -585,6 +586,38 @@ TEST(CpuBackend, InlineWorkLimitsTheCallersOpenMpThreadsOnlyOnceAKernelRunsAndRe
   EXPECT_EQ(outer_after_inner, 3);
   EXPECT_EQ(after_nested, 3);
   EXPECT_FLOAT_EQ(c[0], 8.f);  // 4 products of 1 * 2
+}
+
+TEST(CpuBackend, PrimitiveCacheKeysThatSwapTwoWordsOrMoveSizeBetweenThemHashApart) {
+  // A matmul's key as dnnl_cpu::matmul builds it: three views, then bias, trans_a,
+  // trans_b, accumulate, relu and four dtypes. Pairs that a hash summing the words
+  // position by position (linear in each word) would collide: flags swapped between two
+  // positions of the same parity, and sizes moved from one dimension to another.
+  auto key = [](Shape a, Shape b, Shape out, std::vector<int64_t> flags) {
+    std::vector<float> none(1);
+    dnnl_cpu::Key k('m');
+    k.add(view(none.data(), DType::kFloat32, a))
+        .add(view(none.data(), DType::kFloat32, b))
+        .add(view(none.data(), DType::kFloat32, out));
+    for (int64_t f : flags) k.add(f);
+    return dnnl_cpu::KeyHash{}(k.view());
+  };
+  const std::vector<int64_t> plain{0, 0, 1, 0, 0, 0, 0, 0, 0};
+  auto with = [&](std::initializer_list<int> set) {
+    std::vector<int64_t> f = plain;
+    for (int i : set) f[i] = 1;
+    return f;
+  };
+  const Shape a{64, 128}, b{32, 128}, out{64, 32};
+  EXPECT_NE(key(a, b, out, with({0})), key(a, b, out, with({4})));  // bias vs relu
+  EXPECT_NE(key(a, b, out, with({1})), key(a, b, out, with({3})));  // trans_a vs accumulate
+  EXPECT_NE(key({1, 4}, {1, 4}, {1, 1}, plain), key({2, 2}, {2, 2}, {2, 2}, plain));
+  EXPECT_NE(key(a, b, out, plain), key({65, 126}, {33, 126}, {65, 33}, plain));
+  // The string the cache keeps of a key hashes as the key does.
+  std::vector<float> none(1);
+  dnnl_cpu::Key k('m');
+  k.add(view(none.data(), DType::kFloat32, {3, 5})).add(7);
+  EXPECT_EQ(dnnl_cpu::KeyHash{}(k.str()), dnnl_cpu::KeyHash{}(k.view()));
 }
 
 TEST(CpuBackend, KernelsOutsideTheirWorkerAreRefused) {

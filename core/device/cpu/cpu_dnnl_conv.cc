@@ -104,12 +104,12 @@ bool conv2d(DnnlDevice& d, const KView& x, const KView& w, const KView* bias, co
     });
     memory dst = d.output(c.pd.dst_desc(), y, 2);
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
-        {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str() + "w")},
+        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str('s'))},
+        {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str('w'))},
         {DNNL_ARG_DST, dst}};
     if (bias) args.emplace(DNNL_ARG_BIAS, d.mem(*bias));
     d.run(c, std::move(args));
-    d.finish_output(dst, y, key.str() + "y");
+    d.finish_output(dst, y, key.str('y'));
   });
   return true;
 }
@@ -148,10 +148,10 @@ bool conv2d_backward_data(DnnlDevice& d, const KView& gy, const KView& w, const 
     const Key key = conv_key('C', gx, w, gy, false, p);
     Cached& c = conv_bwd_data_prim(d, key, gx, w, gy, p);
     memory diff_src = d.output(c.pd.diff_src_desc(), gx, 2);
-    d.run(c, {{DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 0, key.str() + "g")},
-              {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str() + "w")},
+    d.run(c, {{DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 0, key.str('g'))},
+              {DNNL_ARG_WEIGHTS, d.to_format(c.pd.weights_desc(), w, 1, key.str('w'))},
               {DNNL_ARG_DIFF_SRC, diff_src}});
-    d.finish_output(diff_src, gx, key.str() + "x");
+    d.finish_output(diff_src, gx, key.str('x'));
   });
   return true;
 }
@@ -164,12 +164,12 @@ bool conv2d_backward_weights(DnnlDevice& d, const KView& x, const KView& gy, con
     Cached& c = conv_bwd_weights_prim(d, key, x, gw, type_of(gbias), gy, p);
     memory diff_w = d.output(c.pd.diff_weights_desc(), gw, 1);
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str() + "s")},
-        {DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 2, key.str() + "g")},
+        {DNNL_ARG_SRC, d.to_format(c.pd.src_desc(), x, 0, key.str('s'))},
+        {DNNL_ARG_DIFF_DST, d.to_format(c.pd.diff_dst_desc(), gy, 2, key.str('g'))},
         {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
     if (gbias) args.emplace(DNNL_ARG_DIFF_BIAS, d.mem(*gbias));
     d.run(c, std::move(args));
-    d.finish_output(diff_w, gw, key.str() + "w");
+    d.finish_output(diff_w, gw, key.str('w'));
   });
   return true;
 }

@@ -64,6 +64,13 @@ class Key {
     return {reinterpret_cast<const char*>(words_), size_ * sizeof(int64_t)};
   }
   std::string str() const { return std::string(view()); }
+  // The key's bytes and one more (a reorder's name, from its primitive's key).
+  std::string str(char suffix) const {
+    std::string out;
+    out.reserve(view().size() + 1);
+    out.append(view()).push_back(suffix);
+    return out;
+  }
 
  private:
   static constexpr size_t kWords = 64;
@@ -74,19 +81,21 @@ class Key {
   size_t size_ = 0;
 };
 
-// The cache's hash, of a Key's bytes (a whole number of words) or of the string the cache
-// keeps of them, alike; looks a Key up without making a string of it. Each word is mixed
-// with its position on its own (the products do not wait for one another, where a chain of
-// multiplications over a matmul key's 17 words had been the hottest spot of the call),
-// and two sums keep the additions' chains short.
+// The cache's hash, of a Key's bytes or of the string the cache keeps of them, alike (both
+// a whole number of words); looks a Key up without making a string of it. Each word is
+// mixed with its position and scrambled on its own (the words' products do not wait for
+// one another: a chain of multiplications over a matmul key's 19 words had been the
+// hottest spot of the call), then summed in two sums that keep the additions' chains short.
 struct KeyHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const {
     constexpr uint64_t kOdd = 0x9e3779b97f4a7c15ull, kMul = 0xff51afd7ed558ccdull;
-    auto mixed = [&](size_t i) {  // word i with its position
+    auto mixed = [&](size_t i) {  // word i with its position, scrambled
       uint64_t w;
       std::memcpy(&w, s.data() + i * sizeof w, sizeof w);
-      return (w + i * kOdd) * kMul;
+      uint64_t x = (w ^ (i + 1) * kOdd) * kMul;
+      x ^= x >> 32;
+      return x * kOdd;
     };
     const size_t words = s.size() / sizeof(uint64_t);
     uint64_t even = s.size(), odd = 0;
@@ -96,9 +105,6 @@ struct KeyHash {
       odd += mixed(i + 1);
     }
     if (i < words) even += mixed(i);
-    for (size_t j = words * sizeof(uint64_t); j < s.size(); ++j) {
-      odd += (static_cast<unsigned char>(s[j]) + j * kOdd) * kMul;
-    }
     uint64_t h = even ^ (odd << 29 | odd >> 35);
     h = (h ^ h >> 33) * kMul;  // the finalizer of MurmurHash3
     h = (h ^ h >> 33) * 0xc4ceb9fe1a85ec53ull;
