@@ -101,7 +101,7 @@ class LinearBackward final : public Node {
     const Tensor x = DP_UNPACK(x_), w = DP_UNPACK(w_);
     Backend& be = backend_of(g);
     const int64_t in = w.shape()[1], out = w.shape()[0];
-    const bool flat = x.ndim() == 2;  // else [..., in] is seen as [rows, in]
+    const bool flat = x.ndim() == 2 && g.ndim() == 2;  // else seen as [rows, in], [rows, out]
     const int64_t rows =
         flat ? x.shape()[0] : numel_of(Shape(x.shape().begin(), x.shape().end() - 1));
     if (relu_) {

@@ -102,7 +102,7 @@ struct InlineFrame {
   const CpuBackend* backend;
   int dev;
   // The thread's OpenMP limit before this frame set it to 1, or 0 while it has not: a frame
-  // sets it when its first oneDNN kernel runs (dnnl()), so that inline work without one (a
+  // sets it when it first reaches a oneDNN path (dnnl()), so that inline work without one (a
   // synchronize, our own loops) skips the two OpenMP calls each way.
   int omp_threads;
 };
