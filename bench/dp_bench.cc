@@ -23,10 +23,11 @@
 //   dp-bench bf16       both, after dp_device_bf16_native for cpu:0 and oneDNN's ISA
 //   dp-bench bf16-device  that query alone
 //   dp-bench call-cost  a 1x1x1 float32 dp_op_matmul + dp_device_synchronize +
-//                       dp_tensor_release, --calls N times on one CPU device: the fixed
-//                       cost of an op (instructions per call: run it under callgrind at
-//                       two N and divide the difference)
-//   dp-bench all        everything above
+//                       dp_tensor_release, --calls N times on one CPU device, beside
+//                       oneDNN's execute of the same product: the fixed cost of an op
+//                       (--side dp|onednn for one of them; bench/instructions_per_call.sh
+//                       counts a side's instructions per call under callgrind)
+//   dp-bench all        everything above but bf16-device and call-cost
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
 #include <dataparallel/dataparallel.h>
@@ -1098,28 +1099,54 @@ void bench_bf16_conv() {
   dp_context_release(ctx);
 }
 
-void bench_call_cost(long calls) {
-  dp_context* ctx = make_context(1);
-  dp_tensor* a = random_tensor(ctx, {1, 1}, cpu(0), 1);
-  dp_tensor* b = random_tensor(ctx, {1, 1}, cpu(0), 2);
-  auto call = [&] {
-    dp_tensor* c = nullptr;
-    ok(dp_op_matmul(a, b, &c), "matmul");
-    ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
-    dp_tensor_release(c);
+// ours: a 1x1x1 float32 dp_op_matmul + dp_device_synchronize + dp_tensor_release;
+// oneDNN: its float32 1x1x1 matmul primitive's execute + stream wait on memories made once.
+// `side` "dp", "onednn" or "both" (under callgrind, one side at a time).
+void bench_call_cost(long calls, const char* side) {
+  const bool ours = std::strcmp(side, "onednn") != 0, theirs = std::strcmp(side, "dp") != 0;
+  auto per_call_us = [&](const std::function<void()>& call) {
+    call();  // the primitive is made here, outside the count
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < calls; ++i) call();
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - t0;
+    return calls > 0 ? spent.count() / static_cast<double>(calls) * 1e6 : 0.0;
   };
-  call();  // the primitive is made here, outside the count
-  const auto t0 = std::chrono::steady_clock::now();
-  for (long i = 0; i < calls; ++i) call();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double dp_us = -1, dnnl_us = -1;
+  if (ours) {
+    dp_context* ctx = make_context(1);
+    dp_tensor* a = random_tensor(ctx, {1, 1}, cpu(0), 1);
+    dp_tensor* b = random_tensor(ctx, {1, 1}, cpu(0), 2);
+    dp_us = per_call_us([&] {
+      dp_tensor* c = nullptr;
+      ok(dp_op_matmul(a, b, &c), "matmul");
+      ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
+      dp_tensor_release(c);
+    });
+    dp_tensor_release(a);
+    dp_tensor_release(b);
+    dp_context_release(ctx);
+  }
+  if (theirs) {
+    on_one_thread([&] {
+      using dnnl::memory;
+      dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+      dnnl::stream strm(eng);
+      const memory::desc md({1, 1}, memory::data_type::f32, memory::format_tag::ab);
+      float av = 0.5f, bv = 0.25f, cv = 0.f;
+      memory am(md, eng, &av), bm(md, eng, &bv), cm(md, eng, &cv);
+      const dnnl::matmul mm(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, md), eng));
+      dnnl_us = per_call_us([&] {
+        mm.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+        strm.wait();
+      });
+    });
+  }
+  auto us_json = [](double us) { return us < 0 ? std::string("null") : std::to_string(us); };
   std::printf(
-      "{\"bench\": \"call_cost\", \"op\": \"1x1x1 float32 matmul + synchronize + release\", "
-      "\"calls\": %ld, \"us_per_call\": %.3f}\n",
-      calls, calls > 0 ? seconds / static_cast<double>(calls) * 1e6 : 0.0);
-  dp_tensor_release(a);
-  dp_tensor_release(b);
-  dp_context_release(ctx);
+      "{\"bench\": \"call_cost\", \"op\": \"1x1x1 float32 matmul\", \"calls\": %ld, "
+      "\"dp_us_per_call\": %s, \"dnnl_execute_us_per_call\": %s, \"ratio\": %s}\n",
+      calls, us_json(dp_us).c_str(), us_json(dnnl_us).c_str(),
+      dp_us > 0 && dnnl_us > 0 ? std::to_string(dnnl_us / dp_us).c_str() : "null");
 }
 
 void usage() {
@@ -1127,7 +1154,7 @@ void usage() {
                "usage: dp-bench "
                "[sgemm|linear|copy|train|overhead|scatter|cores|ceiling|bf16|bf16-matmul|bf16-conv|"
                "bf16-device|call-cost|all] "
-               "[--model mlp|cnn] [--devices N] [--limit N] [--calls N]\n");
+               "[--model mlp|cnn] [--devices N] [--limit N] [--calls N] [--side dp|onednn|both]\n");
 }
 
 }  // namespace
@@ -1138,6 +1165,7 @@ int main(int argc, char** argv) {
   int devices = 2;
   size_t limit = 0;
   long calls = 1000000;
+  const char* side = "both";
   for (int i = 2; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--model") && i + 1 < argc) {
       model = argv[++i];
@@ -1147,12 +1175,15 @@ int main(int argc, char** argv) {
       limit = static_cast<size_t>(std::atoll(argv[++i]));
     } else if (!std::strcmp(argv[i], "--calls") && i + 1 < argc) {
       calls = std::atol(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--side") && i + 1 < argc) {
+      side = argv[++i];
     } else {
       usage();
       return 2;
     }
   }
-  if (devices < 1 || calls < 0) {
+  if (devices < 1 || calls < 0 ||
+      (std::strcmp(side, "dp") && std::strcmp(side, "onednn") && std::strcmp(side, "both"))) {
     usage();
     return 2;
   }
@@ -1171,7 +1202,7 @@ int main(int argc, char** argv) {
     print_bf16_header(ctx);
     dp_context_release(ctx);
   }
-  if (!std::strcmp(what, "call-cost")) any = true, bench_call_cost(calls);
+  if (!std::strcmp(what, "call-cost")) any = true, bench_call_cost(calls, side);
   const bool bf16 = all || !std::strcmp(what, "bf16");
   if (bf16 || !std::strcmp(what, "bf16-matmul")) any = true, bench_bf16_matmul();
   if (bf16 || !std::strcmp(what, "bf16-conv")) any = true, bench_bf16_conv();
