@@ -18,11 +18,16 @@ fi
 command -v valgrind > /dev/null || { echo "$0: valgrind is not installed" >&2; exit 1; }
 count() {  # the instructions of one run with N = $1
   local args=() a
-  for a in "${@:2}"; do [ "$a" = N ] && args+=("$1") || args+=("$a"); done
+  for a in "${@:2}"; do
+    if [ "$a" = N ]; then args+=("$1"); else args+=("$a"); fi
+  done
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "${args[@]}" 2>&1 > /dev/null |
     sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
 low=$(count 20000 "$@")
 high=$(count 40000 "$@")
-[ -n "$low" ] && [ -n "$high" ] || { echo "$0: callgrind printed no count" >&2; exit 1; }
+if [ -z "$low" ] || [ -z "$high" ]; then
+  echo "$0: callgrind printed no count" >&2
+  exit 1
+fi
 echo "{\"command\": \"$*\", \"instructions_per_call\": $(( (high - low) / 20000 ))}"
