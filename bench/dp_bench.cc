@@ -1104,19 +1104,20 @@ void bench_bf16_conv() {
 // `side` "dp", "onednn" or "both" (under callgrind, one side at a time).
 void bench_call_cost(long calls, const char* side) {
   const bool ours = std::strcmp(side, "onednn") != 0, theirs = std::strcmp(side, "dp") != 0;
-  auto per_call_us = [&](const std::function<void()>& call) {
+  // Seconds a call (0 when calls is 0: no figure, as for a side not run).
+  auto per_call = [&](const std::function<void()>& call) {
     call();  // the primitive is made here, outside the count
     const auto t0 = std::chrono::steady_clock::now();
     for (long i = 0; i < calls; ++i) call();
     const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - t0;
-    return calls > 0 ? spent.count() / static_cast<double>(calls) * 1e6 : 0.0;
+    return calls > 0 ? spent.count() / static_cast<double>(calls) : 0.0;
   };
-  double dp_us = -1, dnnl_us = -1;
+  DnnlSide dp, dnnl;
   if (ours) {
     dp_context* ctx = make_context(1);
     dp_tensor* a = random_tensor(ctx, {1, 1}, cpu(0), 1);
     dp_tensor* b = random_tensor(ctx, {1, 1}, cpu(0), 2);
-    dp_us = per_call_us([&] {
+    dp.seconds = per_call([&] {
       dp_tensor* c = nullptr;
       ok(dp_op_matmul(a, b, &c), "matmul");
       ok(dp_device_synchronize(ctx, cpu(0)), "synchronize");
@@ -1135,18 +1136,17 @@ void bench_call_cost(long calls, const char* side) {
       float av = 0.5f, bv = 0.25f, cv = 0.f;
       memory am(md, eng, &av), bm(md, eng, &bv), cm(md, eng, &cv);
       const dnnl::matmul mm(dnnl::matmul::primitive_desc(dnnl::matmul::desc(md, md, md), eng));
-      dnnl_us = per_call_us([&] {
+      dnnl.seconds = per_call([&] {
         mm.execute(strm, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
         strm.wait();
       });
     });
   }
-  auto us_json = [](double us) { return us < 0 ? std::string("null") : std::to_string(us); };
   std::printf(
       "{\"bench\": \"call_cost\", \"op\": \"1x1x1 float32 matmul\", \"calls\": %ld, "
       "\"dp_us_per_call\": %s, \"dnnl_execute_us_per_call\": %s, \"ratio\": %s}\n",
-      calls, us_json(dp_us).c_str(), us_json(dnnl_us).c_str(),
-      dp_us > 0 && dnnl_us > 0 ? std::to_string(dnnl_us / dp_us).c_str() : "null");
+      calls, us_json(dp).c_str(), us_json(dnnl).c_str(),
+      dp.seconds > 0 ? ratio_json(dp.seconds, dnnl).c_str() : "null");
 }
 
 void usage() {
