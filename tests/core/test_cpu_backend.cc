@@ -593,8 +593,8 @@ TEST(CpuBackend, PrimitiveCacheKeysThatSwapTwoWordsOrMoveSizeBetweenThemHashApar
   // trans_b, accumulate, relu and four dtypes. Pairs that a hash summing the words
   // position by position (linear in each word) would collide: flags swapped between two
   // positions of the same parity, and sizes moved from one dimension to another.
-  auto key = [](Shape a, Shape b, Shape out, std::vector<int64_t> flags) {
-    std::vector<float> none(1);
+  std::vector<float> none(1);  // the views' data, which keys do not read
+  auto key = [&](Shape a, Shape b, Shape out, std::vector<int64_t> flags) {
     dnnl_cpu::Key k('m');
     k.add(view(none.data(), DType::kFloat32, a))
         .add(view(none.data(), DType::kFloat32, b))
@@ -614,7 +614,6 @@ TEST(CpuBackend, PrimitiveCacheKeysThatSwapTwoWordsOrMoveSizeBetweenThemHashApar
   EXPECT_NE(key({1, 4}, {1, 4}, {1, 1}, plain), key({2, 2}, {2, 2}, {2, 2}, plain));
   EXPECT_NE(key(a, b, out, plain), key({65, 126}, {33, 126}, {65, 33}, plain));
   // The string the cache keeps of a key hashes as the key does.
-  std::vector<float> none(1);
   dnnl_cpu::Key k('m');
   k.add(view(none.data(), DType::kFloat32, {3, 5})).add(7);
   EXPECT_EQ(dnnl_cpu::KeyHash{}(k.str()), dnnl_cpu::KeyHash{}(k.view()));

@@ -69,10 +69,11 @@ def bf16_rounded_forward(m, x, float32_linear_grads=True):
 
 @functools.lru_cache(maxsize=None)
 def _float32_grad_linear():
-    """A torch.autograd.Function (made once, on first use): PyTorch's bfloat16 linear (the oneDNN products autocast
-    runs: the output and the input's gradient in bfloat16) whose weight and bias gradients
-    are the float32 sums of the bfloat16 products, not rounded to bfloat16, as
-    libdataparallel's linear gives a float32 parameter its gradient on CPU devices."""
+    """A torch.autograd.Function (made once, on first use): PyTorch's bfloat16 linear (the
+    oneDNN products autocast runs: the output and the input's gradient in bfloat16) whose
+    weight and bias gradients are the float32 sums of the bfloat16 products, not rounded to
+    bfloat16, as libdataparallel's linear gives a float32 parameter its gradient on CPU
+    devices."""
     import torch
 
     class Float32GradLinear(torch.autograd.Function):
