@@ -190,7 +190,8 @@ main() {
     fi
     if [ -n "$lib" ] && [ -f "$p/include/cudnn.h" ]; then
       extra+=(-DCUDNN_INCLUDE_DIR="$p/include" -DCUDNN_LIBRARY="$lib")
-      export LD_LIBRARY_PATH="$(dirname "$lib"):$LD_LIBRARY_PATH"
+      LD_LIBRARY_PATH="$(dirname "$lib"):$LD_LIBRARY_PATH"
+      export LD_LIBRARY_PATH
       echo "cuDNN: $lib (PyTorch's wheel)"
     else
       echo "cuDNN: not found (convolutions will run on im2col)"
@@ -406,7 +407,9 @@ ddp_step() {
   mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
   local launch=("$mpiexec")
   if "$mpiexec" --version 2>&1 | grep -qE "Open MPI|OpenRTE"; then
-    launch+=(--allow-run-as-root --oversubscribe)
+    # Open MPI binds each of up to 2 ranks to one core; a rank's device worker, loader,
+    # copy lanes and communication thread would then share it, unlike the single process.
+    launch+=(--allow-run-as-root --oversubscribe --bind-to none)
   fi
   local dir="$BUILD/ddp-step" ok=0 run
   rm -rf "$dir"
