@@ -202,10 +202,10 @@ void Context::note_autocast(Device device) {
   if (backend(device.type).bf16_native(device.index)) return;
   if (autocast_noted_[type].exchange(true)) return;
   log(kLogWarning,
-      "autocast: " + device.str() +
+      "autocast: " + device.str() + " " +
           (device.type == DeviceType::kCpu
-               ? " has no native bfloat16 (AVX512-BF16 or AMX)"
-               : " has no bfloat16 tensor cores (compute capability below 8.0)") +
+               ? CpuBackend::bf16_not_native_reason()
+               : "has no bfloat16 tensor cores (compute capability below 8.0)") +
           ": bfloat16 matmul and convolution compute in float32 and round their results "
           "(correct, but not faster than float32)");
 }

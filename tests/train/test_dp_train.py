@@ -519,6 +519,18 @@ def test_precision_bf16_trains_under_autocast_and_says_once_when_bf16_is_not_nat
     assert len(warnings) == (0 if native else 1), p.stderr
 
 
+def test_dp_cpu_bf16_fp32_says_once_that_bf16_runs_in_float32_on_any_cpu(dp_train):
+    # The warning's other reason, which a CPU with native bfloat16 can check too.
+    p = run(dp_train, "--limit", "512", "--epochs", "1", "--devices", "cpu:0,cpu:1", "--quiet",
+            "--precision", "bf16", env={"DP_CPU_BF16": "fp32"})
+    assert p.returncode == 0, p.stderr
+    warnings = [l for l in p.stderr.splitlines() if "compute in float32 and round" in l]
+    assert len(warnings) == 1, p.stderr
+    # Once per context, by whichever replica casts first.
+    assert re.search(r"cpu:[01] runs bfloat16 in float32 \(DP_CPU_BF16=fp32\)", warnings[0]), \
+        warnings[0]
+
+
 @pytest.mark.parametrize("model", ["mlp", "cnn"])
 def test_bf16_weights_casts_kept_between_steps_change_no_bit_of_the_training(
         dp_train, tmp_path, model):

@@ -332,6 +332,11 @@ bool CpuBackend::bf16_native(int) const {
   return dnnl_cpu::bf16_native();
 }
 
+const char* CpuBackend::bf16_not_native_reason() {
+  return dnnl_cpu::bf16_forced_fp32() ? "runs bfloat16 in float32 (DP_CPU_BF16=fp32)"
+                                      : "has no native bfloat16 (AVX512-BF16 or AMX)";
+}
+
 void CpuBackend::matmul(int dev, const KView& a, const KView& b, const KView* bias,
                         const KView& out, const MatmulParams& p) {
   // float32, or bfloat16 a and b into float32 (Bf16Kernel::kMatmulIntoFloat32).

@@ -197,10 +197,17 @@ static memory::desc matrix_md(const KView& v, bool trans, bool batched) {
   return memory::desc(dims, dt_of(v.dtype), strides);
 }
 
+bool bf16_forced_fp32() {
+  static const bool forced = [] {
+    const char* env = std::getenv("DP_CPU_BF16");
+    return env && std::string(env) == "fp32";
+  }();
+  return forced;
+}
+
 bool bf16_native() {
   static const bool native = [] {
-    const char* env = std::getenv("DP_CPU_BF16");
-    if (env && std::string(env) == "fp32") return false;
+    if (bf16_forced_fp32()) return false;
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
     return (isa & bf16) == bf16;  // the ISA values are feature masks; AMX includes it

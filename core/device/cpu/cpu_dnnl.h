@@ -26,6 +26,8 @@ size_t cache_size(const DnnlDevice& d);
 // convolutions and the conv + ReLU + pool block then take bfloat16 views
 // (Backend::runs_bf16); every other kernel stays float32.
 bool bf16_native();
+// Whether the environment sets DP_CPU_BF16=fp32 (bf16_native is then false on any CPU).
+bool bf16_forced_fp32();
 
 // Each returns false when oneDNN has no primitive for the request (the caller then uses
 // the reference loops); throws dp::Error(kBackend) when oneDNN fails.
