@@ -341,6 +341,61 @@ static void matmul_computes_in_bf16_within_the_bound(void** state) {
   dp_tensor_release(tb);
 }
 
+/* matmul's backward under autocast: a [M, K] x b [K, N] with a bfloat16 output gradient g:
+   grad a = g b^T and grad b = a^T g, each a product that rounds its float32 operand once
+   and (at most) its result once: 2u of the float64 product's magnitudes. They reach the
+   float32 leaves in float32. */
+static void matmul_backward_in_bf16_is_within_the_bound_of_float64(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  enum { M = 6, K = 21, N = 5 };
+  float a[M * K], b[K * N], g[M * N];
+  fill_random(a, M * K, 11);
+  fill_random(b, K * N, 12);
+  fill_random(g, M * N, 13);
+  for (int i = 0; i < M * N; ++i) g[i] = round_bf16(g[i]);
+  const int64_t as[] = {M, K}, bs[] = {K, N}, gs[] = {M, N};
+  dp_tensor* ta = make_f32(ctx, a, as, 2, cpu_dev(0));
+  dp_tensor* tb = make_f32(ctx, b, bs, 2, cpu_dev(0));
+  ASSERT_OK(dp_tensor_set_requires_grad(ta, 1));
+  ASSERT_OK(dp_tensor_set_requires_grad(tb, 1));
+  ASSERT_OK(dp_set_autocast(DP_BFLOAT16, NULL));
+  dp_tensor *y = NULL, *tg = make_bf16(ctx, g, gs, 2);
+  ASSERT_OK(dp_op_matmul(ta, tb, &y));
+  ASSERT_OK(dp_backward(y, tg, 0));
+  ASSERT_OK(dp_set_autocast(DP_FLOAT32, NULL));
+  dp_tensor *ga = NULL, *gb = NULL;
+  ASSERT_OK(dp_tensor_grad(ta, &ga));
+  ASSERT_OK(dp_tensor_grad(tb, &gb));
+  assert_int_equal(dtype_of(ga), DP_FLOAT32);
+  assert_int_equal(dtype_of(gb), DP_FLOAT32);
+  float gav[M * K], gbv[K * N];
+  double ea[M * K], sa[M * K], eb[K * N], sb[K * N];
+  read_f32(ga, gav, M * K);
+  read_f32(gb, gbv, K * N);
+  for (int i = 0; i < M; ++i) {
+    for (int k = 0; k < K; ++k) {
+      ea[i * K + k] = sa[i * K + k] = 0;
+      for (int j = 0; j < N; ++j) {
+        ea[i * K + k] += (double)g[i * N + j] * b[k * N + j];
+        sa[i * K + k] += fabs((double)g[i * N + j] * b[k * N + j]);
+      }
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < N; ++j) {
+      eb[k * N + j] = sb[k * N + j] = 0;
+      for (int i = 0; i < M; ++i) {
+        eb[k * N + j] += (double)a[i * K + k] * g[i * N + j];
+        sb[k * N + j] += fabs((double)a[i * K + k] * g[i * N + j]);
+      }
+    }
+  }
+  assert_within("matmul grad a", gav, ea, sa, M * K, 2);
+  assert_within("matmul grad b", gbv, eb, sb, K * N, 2);
+  dp_tensor* all[] = {ta, tb, y, tg, ga, gb};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) dp_tensor_release(all[i]);
+}
+
 /* Autocast keeps a parameter's bfloat16 cast while its version counter is unchanged
    (docs/autocast.md). Memory written behind the counter must never be served from such a
    copy: a weight written through dp_tensor_data's address, through a DLPack export (both
@@ -773,6 +828,7 @@ int main(void) {
       cmocka_unit_test(linear_computes_in_bf16_within_the_bound_forward_and_backward),
       cmocka_unit_test(a_trainable_bias_beside_a_frozen_weight_gets_its_float32_gradient),
       cmocka_unit_test(matmul_computes_in_bf16_within_the_bound),
+      cmocka_unit_test(matmul_backward_in_bf16_is_within_the_bound_of_float64),
       cmocka_unit_test(weights_written_behind_the_version_counter_reach_the_next_autocast_product),
       cmocka_unit_test(conv2d_computes_in_bf16_within_the_bound_forward_and_backward),
       cmocka_unit_test(float32_list_ops_compute_and_return_float32_for_bf16_inputs),
