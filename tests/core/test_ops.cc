@@ -428,6 +428,141 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsUnderBf16Autocast) {
   }
 }
 
+// The conv + ReLU + max-pool block under bfloat16 autocast against float64 loops, forward
+// and backward, within docs/autocast.md's bound (u = 2^-8; the output 3u, the input and
+// weight gradients 2u, the bias gradient u, each of the sum of magnitudes). The data keeps
+// each 2x2 window's values far apart (x rises through the window's four positions, the
+// centre tap dominates the weight), so the block and float64 pick the same maximum and
+// ReLU passes it: near a tie no reference could say where the gradient belongs. The test
+// checks that margin before it trusts its reference.
+TEST_F(Ops, ConvReluPoolBlockUnderBf16AutocastIsWithinTheBoundOfFloat64) {
+  constexpr int N = 2, C = 3, H = 8, W = 8, O = 4, R = 3, P = H / 2;
+  constexpr double u = 1.0 / 256;
+  std::uniform_real_distribution<double> noise(-1, 1);
+  std::vector<double> xv(N * C * H * W), wv(O * C * R * R), bv(O);
+  for (int n = 0; n < N; ++n) {
+    for (int c = 0; c < C; ++c) {
+      for (int i = 0; i < H; ++i) {
+        for (int j = 0; j < W; ++j) {
+          xv[((n * C + c) * H + i) * W + j] = 0.25 * ((i % 2) * 2 + j % 2) + 0.02 * noise(rng_);
+        }
+      }
+    }
+  }
+  for (int k = 0; k < O * C * R * R; ++k) {
+    const bool centre = k % (R * R) == (R * R) / 2;
+    wv[k] = centre ? 0.75 + 0.25 * noise(rng_) : 0.01 * noise(rng_);
+  }
+  for (double& b : bv) b = 0.1 * noise(rng_);
+  std::vector<double> g(N * O * P * P);
+  for (double& v : g) v = noise(rng_);
+  // The incoming gradient is bfloat16 (forward_backward casts it to the output's dtype).
+  g = values(ops::to_dtype(ops::from_host(ctx_, {N, O, P, P}, DType::kFloat64, cpu(0), g.data()),
+                           DType::kBFloat16));
+
+  // float64: the convolution and the magnitudes of its terms.
+  std::vector<double> y(N * O * H * W), ys(N * O * H * W);
+  auto x_at = [&](int n, int c, int i, int j) { return xv[((n * C + c) * H + i) * W + j]; };
+  auto w_at = [&](int o, int c, int r, int q) { return wv[((o * C + c) * R + r) * R + q]; };
+  for (int n = 0; n < N; ++n) {
+    for (int o = 0; o < O; ++o) {
+      for (int i = 0; i < H; ++i) {
+        for (int j = 0; j < W; ++j) {
+          double sum = bv[o], mag = std::abs(bv[o]);
+          for (int c = 0; c < C; ++c) {
+            for (int r = 0; r < R; ++r) {
+              for (int q = 0; q < R; ++q) {
+                const int ii = i + r - 1, jj = j + q - 1;
+                if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+                sum += x_at(n, c, ii, jj) * w_at(o, c, r, q);
+                mag += std::abs(x_at(n, c, ii, jj) * w_at(o, c, r, q));
+              }
+            }
+          }
+          y[((n * O + o) * H + i) * W + j] = sum;
+          ys[((n * O + o) * H + i) * W + j] = mag;
+        }
+      }
+    }
+  }
+  // Each window's maximum (checked to stand clear of the others and of zero), the pooled
+  // output, and the gradients that flow back through it.
+  std::vector<double> z(N * O * P * P), zs(N * O * P * P);
+  std::vector<double> gx(xv.size()), gxs(xv.size()), gw(wv.size()), gws(wv.size());
+  std::vector<double> gb(O), gbs(O);
+  for (int n = 0; n < N; ++n) {
+    for (int o = 0; o < O; ++o) {
+      for (int pi = 0; pi < P; ++pi) {
+        for (int pj = 0; pj < P; ++pj) {
+          int best = -1, second = -1;
+          for (int d = 0; d < 4; ++d) {
+            const int at = ((n * O + o) * H + 2 * pi + d / 2) * W + 2 * pj + d % 2;
+            if (best < 0 || y[at] > y[best]) {
+              second = best;
+              best = at;
+            } else if (second < 0 || y[at] > y[second]) {
+              second = at;
+            }
+          }
+          const double margin = 3 * u * std::max(ys[best], ys[second]);
+          ASSERT_GT(y[best] - y[second], 2 * margin) << "the data's margin, window " << best;
+          ASSERT_GT(y[best], 2 * margin) << "ReLU's margin, window " << best;
+          const int zi = ((n * O + o) * P + pi) * P + pj;
+          z[zi] = y[best];
+          zs[zi] = ys[best];
+          const int i = (best / W) % H, j = best % W;
+          gb[o] += g[zi];
+          gbs[o] += std::abs(g[zi]);
+          for (int c = 0; c < C; ++c) {
+            for (int r = 0; r < R; ++r) {
+              for (int q = 0; q < R; ++q) {
+                const int ii = i + r - 1, jj = j + q - 1;
+                if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+                const size_t xi = static_cast<size_t>(((n * C + c) * H + ii) * W + jj);
+                const size_t wi = static_cast<size_t>(((o * C + c) * R + r) * R + q);
+                gx[xi] += g[zi] * wv[wi];
+                gxs[xi] += std::abs(g[zi] * wv[wi]);
+                gw[wi] += g[zi] * xv[xi];
+                gws[wi] += std::abs(g[zi] * xv[xi]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  auto f32 = [&](const Shape& s, std::vector<double>& v) {
+    Tensor t =
+        ops::to_dtype(ops::from_host(ctx_, s, DType::kFloat64, cpu(0), v.data()), DType::kFloat32);
+    t.set_requires_grad(true);
+    return t;
+  };
+  const Tensor x = f32({N, C, H, W}, xv), w = f32({O, C, R, R}, wv), b = f32({O}, bv);
+  AutocastGuard bf16(DType::kBFloat16);
+  const auto [got, grads] = forward_backward(
+      [&](auto& in) {
+        Tensor out = ops::conv2d_relu_pool2d(in[0], in[1], in[2], Conv2dParams{1, 1, 1, 1},
+                                             Pool2dParams{PoolKind::kMax, 2, 2, 2, 2, 0, 0});
+        EXPECT_EQ(out.dtype(), DType::kBFloat16);
+        return out;
+      },
+      {x, w, b}, g);
+  auto within = [&](const char* what, const std::vector<double>& v,
+                    const std::vector<double>& exact, const std::vector<double>& mag,
+                    double factor) {
+    ASSERT_EQ(v.size(), exact.size()) << what;
+    for (size_t k = 0; k < v.size(); ++k) {
+      EXPECT_LE(std::abs(v[k] - exact[k]), factor * u * mag[k] + 1e-6 * mag[k])
+          << what << "[" << k << "]: " << v[k] << ", float64 " << exact[k];
+    }
+  };
+  within("output", got, z, zs, 3);
+  within("grad x", grads[0], gx, gxs, 2);
+  within("grad weight", grads[1], gw, gws, 2);
+  within("grad bias", grads[2], gb, gbs, 1);
+}
+
 TEST_F(Ops, BatchNormDifferentiatesInTrainingAndEvaluation) {
   Tensor rm = rand({3}, false), rv = rand({3}, false, 0.5, 1.5);
   check(
