@@ -10,7 +10,7 @@
 #     two devices;
 #   - the whole-job scenarios (tests/distributed/test_scenarios.py, srun standing in for
 #     mpiexec): mismatched models on 3 ranks, a killed rank, a rank that never comes, the
-#     timeout ending a rank busy outside MPI;
+#     timeout ending a rank busy outside MPI and naming each collective of a step;
 #   - the timeout's MPI_Abort ending the job step by itself, without --kill-on-bad-exit.
 # Prints one line per check; on any exit it stops the daemons it started and removes the
 # directory. Exits non-zero when a check fails. Needs root (slurmd starts the ranks) and

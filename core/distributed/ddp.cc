@@ -111,7 +111,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
   local_ = std::make_unique<DataParallel>(std::move(module), std::move(device_ids), output_device,
                                           dim, options.local);
   check_models_agree();
-  broadcast_state(true, 0);
+  broadcast_state(true, 0, "at creation");
   std::vector<Tensor> params;
   for (const Tensor& p : local_->module()->parameters()) {
     if (p.requires_grad()) params.push_back(p);
@@ -157,15 +157,20 @@ void DistributedDataParallel::check_models_agree() {
   DP_THROW(kInternal, "DistributedDataParallel: the model descriptions hash apart but are equal");
 }
 
-void DistributedDataParallel::broadcast_state(bool parameters, int root) {
+void DistributedDataParallel::broadcast_state(bool parameters, int root, const std::string& when) {
   const Module& m = *local_->module();
+  const std::string from = "' from rank " + std::to_string(root) + " " + when;
   if (parameters) {
-    for (const auto& entry : m.named_parameters()) group_->broadcast(entry.second, root);
+    for (const auto& [name, p] : m.named_parameters()) {
+      group_->broadcast(p, root, "the broadcast of parameter '" + name + from);
+    }
   }
-  for (const auto& entry : m.named_buffers()) group_->broadcast(entry.second, root);
+  for (const auto& [name, b] : m.named_buffers()) {
+    group_->broadcast(b, root, "the broadcast of buffer '" + name + from);
+  }
 }
 
-void DistributedDataParallel::rebuild_buckets_once() {
+void DistributedDataParallel::rebuild_buckets_once(int64_t step) {
   if (reducer_->rebuilt()) return;
   // Collective, before every synchronised forward until it happens (the ranks agree on
   // rebuilt(): they all receive rank 0's answer): [rank 0 has recorded an order, order].
@@ -180,18 +185,20 @@ void DistributedDataParallel::rebuild_buckets_once() {
       v[i + 1] = static_cast<int64_t>(mine[i]);
     }
   }
-  group_->broadcast(t, 0);
+  group_->broadcast(t, 0, "the broadcast of rank 0's bucket order in step " + std::to_string(step));
   if (v[0] == 0) return;
   std::vector<size_t> order;
   for (int64_t i = 0; i < n; ++i) order.push_back(static_cast<size_t>(v[i + 1]));
   reducer_->rebuild_buckets(order);
 }
 
-std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync) {
+std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync,
+                                                                  int64_t step) {
   Tensor counts = Tensor::empty(group_->context(), {2}, DType::kInt64, Device{DeviceType::kCpu, 0});
   counts.data_as<int64_t>()[0] = active ? 1 : 0;
   counts.data_as<int64_t>()[1] = sync ? 1 : 0;
-  group_->allreduce(counts, ReduceOp::kSum);
+  group_->allreduce(counts, ReduceOp::kSum,
+                    "the count of ranks still training in step " + std::to_string(step));
   return {counts.data_as<int64_t>()[0], counts.data_as<int64_t>()[1]};
 }
 
@@ -202,13 +209,13 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
   ++trained_steps_;
   const bool sync = GradMode::enabled() && grad_sync_;
   sync_stats_->begin_call();
-  if (uneven_inputs_) count_active(true, sync);
+  if (uneven_inputs_) count_active(true, sync, steps_);
   if (options_.broadcast_buffers && group_->size() > 1) {
     const auto start = std::chrono::steady_clock::now();
-    broadcast_state(false, 0);
+    broadcast_state(false, 0, "in step " + std::to_string(steps_));
     sync_stats_->add(&SyncTimes::buffer_broadcast, seconds_since(start));
   }
-  if (sync) rebuild_buckets_once();
+  if (sync) rebuild_buckets_once(steps_);
   reducer_->prepare(sync, steps_);
   return local_->forward(inputs, broadcast);
 }
@@ -217,12 +224,14 @@ void DistributedDataParallel::join() {
   DP_CHECK(uneven_inputs_, kState,
            "join() needs uneven inputs turned on (on every rank) before the first forward");
   for (;;) {
-    const auto [active, syncing] = count_active(false, false);
+    // The step the ranks still training are in: this rank's next, as its steps_ has kept
+    // count with theirs (a joined rank takes part in every step).
+    const auto [active, syncing] = count_active(false, false, steps_ + 1);
     if (active == 0) break;
     ++steps_;
-    if (options_.broadcast_buffers) broadcast_state(false, 0);
+    if (options_.broadcast_buffers) broadcast_state(false, 0, "in step " + std::to_string(steps_));
     if (syncing > 0) {
-      rebuild_buckets_once();  // as the ranks still training do before their forward
+      rebuild_buckets_once(steps_);  // as the ranks still training do before their forward
       reducer_->shadow_step(steps_);
     }
   }
@@ -232,13 +241,14 @@ void DistributedDataParallel::join() {
   const int n = group_->size();
   std::vector<int64_t> trained(static_cast<size_t>(n));
   const int64_t mine = trained_steps_;
-  group_->run("join", -1, "the final model sync of join()",
+  const std::string after = "after step " + std::to_string(steps_);
+  group_->run("join", -1, "the final model sync of join(), " + after,
               [&](Transport& tr) { tr.allgather(&mine, trained.data(), sizeof mine); });
   int source = 0;
   for (int r = 1; r < n; ++r) {
     if (trained[static_cast<size_t>(r)] >= trained[static_cast<size_t>(source)]) source = r;
   }
-  broadcast_state(true, source);
+  broadcast_state(true, source, "in the final model sync of join(), " + after);
 }
 
 }  // namespace dp

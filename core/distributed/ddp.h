@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "distributed/process_group.h"
@@ -66,14 +67,15 @@ class DistributedDataParallel {
 
  private:
   void check_models_agree();
-  // Rank root's buffers (and parameters) to every rank.
-  void broadcast_state(bool parameters, int root);
+  // Rank root's buffers (and parameters) to every rank. `when` ends each broadcast's name
+  // in errors and timeouts ("in step 4", "at creation").
+  void broadcast_state(bool parameters, int root, const std::string& when);
   // PyTorch's bucket rebuild, once: before a synchronised forward, every rank takes rank
   // 0's order of the first synchronised backward's gradients (a broadcast) and refills
   // its buckets in it. A collective at each synchronised forward until rank 0 has one.
-  void rebuild_buckets_once();
-  // Uneven inputs: [ranks still training, of which syncing gradients this step].
-  std::pair<int64_t, int64_t> count_active(bool active, bool sync);
+  void rebuild_buckets_once(int64_t step);
+  // Uneven inputs: [ranks still training, of which syncing gradients] in step `step`.
+  std::pair<int64_t, int64_t> count_active(bool active, bool sync, int64_t step);
 
   std::shared_ptr<ProcessGroup> group_;
   std::unique_ptr<DataParallel> local_;

@@ -402,7 +402,7 @@ void ProcessGroup::rethrow_as_backend(const std::exception_ptr& error, const std
   }
 }
 
-void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
+void ProcessGroup::allreduce(const Tensor& t, ReduceOp op, const std::string& what) {
   DP_CHECK(t.defined(), kInvalidArgument, "allreduce: the tensor is undefined");
   DP_CHECK(op != ReduceOp::kAverage || is_floating(t.dtype()), kDtypeMismatch,
            "allreduce: an average needs a floating tensor, not " << dtype_name(t.dtype()));
@@ -411,11 +411,11 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
   // uint8, host staging's MPI cannot: the same answer on every route and device).
   DP_CHECK(t.dtype() != DType::kUInt8, kDtypeMismatch,
            "allreduce: a uint8 tensor cannot be reduced (float32, float64, int64 or bfloat16)");
+  const std::string named =
+      what.empty() ? "allreduce of " + std::to_string(t.numel()) + " elements" : what;
   if (ProcessComm* comm = cuda_comm(t)) {
     const CollectiveOp cop = collective_op(op);
-    run_on_comm("allreduce", -1,
-                "allreduce of " + std::to_string(t.numel()) + " elements on " + t.device().str() +
-                    " (NCCL)",
+    run_on_comm("allreduce", -1, named + " on " + t.device().str() + " (NCCL)",
                 [comm, t, cop] { comm->allreduce(t.data(), t.numel(), t.dtype(), cop, nullptr); });
     t.bump_version();
     return;
@@ -426,36 +426,34 @@ void ProcessGroup::allreduce(const Tensor& t, ReduceOp op) {
     // sum, as NCCL's does), and what a caller of this API expects. DDP's compressed
     // buckets take the transport's for its halved bytes.
     const Tensor wide = ops::to_dtype(t.detach(), DType::kFloat32);
-    allreduce(wide, op);
+    allreduce(wide, op, named);
     ops::copy_(t, ops::to_dtype(wide, DType::kBFloat16));
     return;
   }
   Tensor host = host_view(t);
   const int n = size_;
-  run("allreduce", -1, "allreduce of " + std::to_string(t.numel()) + " elements",
-      [&host, op, n](Transport& tr) {
-        tr.allreduce(host.data(), static_cast<size_t>(host.numel()), host.dtype(), op);
-        if (op == ReduceOp::kAverage) divide_in_place(host, n);
-      });
+  run("allreduce", -1, named, [&host, op, n](Transport& tr) {
+    tr.allreduce(host.data(), static_cast<size_t>(host.numel()), host.dtype(), op);
+    if (op == ReduceOp::kAverage) divide_in_place(host, n);
+  });
   if (!host.same(t)) copy_bytes(t, host);
   t.bump_version();
 }
 
-void ProcessGroup::broadcast(const Tensor& t, int root) {
+void ProcessGroup::broadcast(const Tensor& t, int root, const std::string& what) {
   DP_CHECK(t.defined(), kInvalidArgument, "broadcast: the tensor is undefined");
   DP_CHECK(root >= 0 && root < size_, kOutOfRange,
            "broadcast: root " << root << " is not a rank of this group of " << size_);
   t.check_writable();
+  const std::string named = what.empty() ? "broadcast from rank " + std::to_string(root) : what;
   if (ProcessComm* comm = cuda_comm(t)) {
-    run_on_comm(
-        "broadcast", root,
-        "broadcast from rank " + std::to_string(root) + " on " + t.device().str() + " (NCCL)",
-        [comm, t, root] { comm->broadcast(t.data(), t.nbytes(), root); });
+    run_on_comm("broadcast", root, named + " on " + t.device().str() + " (NCCL)",
+                [comm, t, root] { comm->broadcast(t.data(), t.nbytes(), root); });
     t.bump_version();
     return;
   }
   Tensor host = host_view(t);
-  run("broadcast", root, "broadcast from rank " + std::to_string(root),
+  run("broadcast", root, named,
       [&host, root](Transport& tr) { tr.broadcast(host.data(), host.nbytes(), root); });
   if (!host.same(t)) copy_bytes(t, host);
   t.bump_version();

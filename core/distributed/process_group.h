@@ -102,8 +102,11 @@ class ProcessGroup {
 
   // Blocking collectives on tensors of any device (CUDA tensors: see above).
   // allreduce: in place; kAverage divides the sum by size() (floating dtypes only).
-  void allreduce(const Tensor& t, ReduceOp op);
-  void broadcast(const Tensor& t, int root);
+  // `what` names the collective in errors and in the timeout's message, as submit's does
+  // ("the broadcast of buffer '1.running_mean' from rank 0 in step 4"); empty: "allreduce
+  // of N elements", "broadcast from rank R".
+  void allreduce(const Tensor& t, ReduceOp op, const std::string& what = {});
+  void broadcast(const Tensor& t, int root, const std::string& what = {});
   // Every rank's t (same shape everywhere), concatenated along dim 0 in rank order.
   Tensor allgather(const Tensor& t);
   void barrier();

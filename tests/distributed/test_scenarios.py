@@ -1,9 +1,13 @@
 """Whole-job outcomes of DistributedDataParallel under the MPI launcher: what every rank prints, the
 job's exit code, how long it takes, and the trace. ctest sets DP_MPIEXEC (the launcher and
-its flags, ';'-separated) and DP_SCENARIOS (tests/distributed/ddp_scenarios.c's binary)."""
+its flags, ';'-separated) and DP_SCENARIOS (tests/distributed/ddp_scenarios.c's binary).
+Each job is bounded: the group's timeout (DP_DISTRIBUTED_TIMEOUT) ends a rank that waits,
+and a job that still outlives JOB_TIMEOUT has its whole process group (the launcher and
+the ranks) killed."""
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -19,14 +23,25 @@ def is_open_mpi():
     return "Open MPI" in version or "OpenRTE" in version
 
 
+JOB_TIMEOUT = 90  # seconds
+
+
 def run_job(mode, ranks=2, timeout_s=20, env=None, wrap=None):
-    """Runs ddp_scenarios MODE on `ranks` ranks; returns (exit code, output, seconds)."""
+    """Runs ddp_scenarios MODE on `ranks` ranks; returns (exit code, output, seconds). Past
+    JOB_TIMEOUT the launcher's process group is killed, ranks included, and the test fails."""
     cmd = MPIEXEC + ["-np", str(ranks)] + (wrap or []) + [SCENARIOS, mode]
     started = time.monotonic()
-    job = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         timeout=90, env={**os.environ, "DP_DISTRIBUTED_TIMEOUT": str(timeout_s),
-                                          **(env or {})})
-    return job.returncode, job.stdout, time.monotonic() - started
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env={**os.environ, "DP_DISTRIBUTED_TIMEOUT": str(timeout_s),
+                                **(env or {})},
+                           start_new_session=True)
+    try:
+        out, _ = job.communicate(timeout=JOB_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(job.pid, signal.SIGKILL)
+        out, _ = job.communicate()
+        pytest.fail(f"{cmd} ran past {JOB_TIMEOUT} s:\n{out}")
+    return job.returncode, out, time.monotonic() - started
 
 
 def test_mismatched_models_fail_on_every_rank_naming_the_first_difference():
@@ -43,23 +58,46 @@ def test_mismatched_models_fail_on_every_rank_naming_the_first_difference():
 
 def test_a_killed_rank_ends_the_job_with_an_error_within_the_timeout():
     code, out, seconds = run_job("kill", ranks=2, timeout_s=10)
-    assert "rank 1: killing itself in step 3" in out, out
+    assert "rank 1: killing itself before the backward of step 4" in out, out
     assert code != 0, out
     # mpirun notices the death, or rank 0's wait reaches the 10 s timeout and aborts.
     assert seconds < 30, f"{seconds:.1f} s: {out}"
 
 
 def test_the_wait_past_the_timeout_names_the_collective_and_the_step():
-    # Rank 1 killed, mpirun told to leave the others running: only the timeout ends rank 0.
+    # Rank 1 killed, mpirun told to leave the others running: only the timeout ends rank 0,
+    # which waits in step 4's first bucket.
     if not is_open_mpi():
         pytest.skip("needs Open MPI's --mca orte_abort_on_non_zero_status")
     code, out, seconds = run_job("kill", ranks=2, timeout_s=5,
                                  wrap=None, env={"OMPI_MCA_orte_abort_on_non_zero_status": "0"})
     assert code != 0, out
-    if "waited" in out:  # when rank 0 reached its timeout before mpirun ended it
-        assert re.search(r"rank 0 of 2 waited 5 s for the gradient allreduce of bucket \d+ "
-                         r"\(of \d+\) in step 4", out), out
+    assert re.search(r"rank 0 of 2 waited 5 s for the gradient allreduce of bucket 0 "
+                     r"\(of 2\) in step 4 ", out), out
     assert seconds < 30, f"{seconds:.1f} s"
+
+
+STALLS = {
+    "stall-backward":
+        "rank 0 of 2 waited 3 s for the gradient allreduce of bucket 0 (of 2) in step 4 ",
+    "stall-buffers":
+        "rank 1 of 2 waited 3 s for the broadcast of buffer '5.running_mean' from rank 0 in "
+        "step 4 ",
+    "stall-order": "rank 1 of 2 waited 3 s for the broadcast of rank 0's bucket order in step 2 ",
+    "stall-count": "rank 1 of 2 waited 3 s for the count of ranks still training in step 4 ",
+    "stall-join": "rank 1 of 2 waited 3 s for the count of ranks still training in step 5 ",
+}
+
+
+@pytest.mark.parametrize("mode", STALLS)
+def test_every_collective_of_a_step_names_it_when_its_wait_times_out(mode):
+    # One rank sleeps outside MPI at a point of a step (ddp_scenarios.c): the other surely
+    # waits in the step's next collective, and only its timeout ends the job (on any
+    # launcher), the sleeping rank with it.
+    code, out, seconds = run_job(mode, ranks=2, timeout_s=3)
+    assert code != 0, out
+    assert STALLS[mode] in out, out
+    assert seconds < 30, f"{seconds:.1f} s: {out}"
 
 
 def test_the_timeout_ends_a_collective_the_caller_runs_itself():
