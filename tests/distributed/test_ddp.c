@@ -285,6 +285,115 @@ static void equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket(vo
   assert_true(skipped > 10 * kBound);
 }
 
+/* --- creation ------------------------------------------------------------------------ */
+
+/* Every parameter's bytes, then every buffer's, padded with zeros to whole int64s (so
+   that an allgather of int64s carries them bit for bit); *param_bytes receives the
+   parameters' share, *n the number of int64s. */
+static int64_t* read_state(const dp_module* m, size_t* param_bytes, size_t* n) {
+  size_t total = 0, count = 0;
+  unsigned char* all = NULL;
+  for (int buffers = 0; buffers < 2; ++buffers) {
+    if (buffers) *param_bytes = total;
+    ASSERT_OK(buffers ? dp_module_buffer_count(m, &count) : dp_module_parameter_count(m, &count));
+    for (size_t i = 0; i < count; ++i) {
+      const char* name = NULL;
+      dp_tensor* t = NULL;
+      size_t bytes = 0;
+      ASSERT_OK(buffers ? dp_module_buffer(m, i, &name, &t) : dp_module_parameter(m, i, &name, &t));
+      ASSERT_OK(dp_tensor_nbytes(t, &bytes));
+      all = realloc(all, total + bytes);
+      ASSERT_OK(dp_tensor_to_host(t, all + total, bytes));
+      total += bytes;
+      dp_tensor_release(t);
+    }
+  }
+  *n = (total + sizeof(int64_t) - 1) / sizeof(int64_t);
+  int64_t* words = calloc(*n, sizeof(int64_t));
+  memcpy(words, all, total);
+  free(all);
+  return words;
+}
+
+/* Every rank's n int64s, in rank order (g_size * n). */
+static int64_t* gather_int64s(const int64_t* mine, size_t n) {
+  dp_tensor *t = vec(DP_INT64, mine, (int64_t)n), *all = NULL;
+  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
+  int64_t* out = malloc(n * (size_t)g_size * sizeof(int64_t));
+  ASSERT_OK(dp_tensor_to_host(all, out, n * (size_t)g_size * sizeof(int64_t)));
+  dp_tensor_release(t);
+  dp_tensor_release(all);
+  return out;
+}
+
+/* This rank's own values for every parameter (its values plus rank / 4) and buffer
+   (float32 ones rank + k / 2, int64 ones 10 * rank), as a rank that built its model from
+   another seed or loaded another checkpoint would have. */
+static void make_state_this_ranks_own(dp_module* m) {
+  size_t count = 0;
+  for (int buffers = 0; buffers < 2; ++buffers) {
+    ASSERT_OK(buffers ? dp_module_buffer_count(m, &count) : dp_module_parameter_count(m, &count));
+    for (size_t i = 0; i < count; ++i) {
+      const char* name = NULL;
+      dp_tensor* t = NULL;
+      int64_t numel = 0;
+      dp_dtype dtype;
+      ASSERT_OK(buffers ? dp_module_buffer(m, i, &name, &t) : dp_module_parameter(m, i, &name, &t));
+      ASSERT_OK(dp_tensor_numel(t, &numel));
+      ASSERT_OK(dp_tensor_dtype(t, &dtype));
+      const size_t bytes = (size_t)numel * dp_dtype_size(dtype);
+      void* v = malloc(bytes);
+      ASSERT_OK(dp_tensor_to_host(t, v, bytes));
+      for (int64_t k = 0; k < numel; ++k) {
+        if (dtype == DP_INT64) {
+          ((int64_t*)v)[k] = 10 * (int64_t)g_rank;
+        } else if (buffers) {
+          ((float*)v)[k] = (float)g_rank + 0.5f * (float)k;
+        } else {
+          ((float*)v)[k] += 0.25f * (float)g_rank;
+        }
+      }
+      ASSERT_OK(dp_tensor_copy_from_host(t, v, bytes));
+      free(v);
+      dp_tensor_release(t);
+    }
+  }
+}
+
+/* Ranks other than 0 give an MLP ending in a BatchNorm1d parameters and running
+   statistics of their own before dp_ddp_create: after it every rank holds rank 0's
+   values bit for bit, parameters and buffers (running mean and variance, the batch
+   count), with broadcast_buffers off (the broadcast at creation is not the one before
+   each forward, and no forward runs here) and on. */
+static void ddp_creation_gives_every_rank_rank_0s_parameters_and_buffers(void** state) {
+  (void)state;
+  for (int on = 0; on < 2; ++on) {
+    dp_module* model = make_mlp(g_ctx, 16);
+    dp_module* bn = NULL;
+    ASSERT_OK(dp_module_batchnorm1d(g_ctx, 10, 1e-5, 0.1, (dp_device){DP_DEVICE_CPU, 0}, &bn));
+    append(model, bn);
+    if (g_rank != 0) make_state_this_ranks_own(model);
+    size_t param_bytes = 0, n = 0;
+    int64_t* before = read_state(model, &param_bytes, &n);
+    int64_t* every_before = gather_int64s(before, n); /* rank 0's come first */
+    if (g_rank != 0) { /* this rank's parameters and its buffers differ from rank 0's */
+      assert_true(memcmp(before, every_before, param_bytes) != 0);
+      assert_true(memcmp((const char*)before + param_bytes, (const char*)every_before + param_bytes,
+                         n * sizeof(int64_t) - param_bytes) != 0);
+    }
+    dp_ddp* ddp = make_ddp(model, 0, on);
+    size_t n_after = 0;
+    int64_t* after = read_state(model, &param_bytes, &n_after);
+    assert_int_equal(n_after, n);
+    assert_memory_equal(after, every_before, n * sizeof(int64_t));
+    free(before);
+    free(every_before);
+    free(after);
+    dp_ddp_release(ddp);
+    dp_module_release(model);
+  }
+}
+
 /* --- no_sync -------------------------------------------------------------------------- */
 
 static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** state) {
@@ -902,6 +1011,7 @@ int main(void) {
       cmocka_unit_test(ddp_mlp_equals_one_process_on_the_global_batch),
       cmocka_unit_test(ddp_cnn_equals_one_process_on_the_global_batch),
       cmocka_unit_test(equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket),
+      cmocka_unit_test(ddp_creation_gives_every_rank_rank_0s_parameters_and_buffers),
       cmocka_unit_test(no_sync_micro_batches_equal_one_step_on_the_k_fold_batch),
       cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
