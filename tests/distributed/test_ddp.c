@@ -394,6 +394,74 @@ static void ddp_creation_gives_every_rank_rank_0s_parameters_and_buffers(void** 
   }
 }
 
+/* --- default buckets ------------------------------------------------------------------ */
+
+/* Linear layers 784 -> 1024 -> 2560 -> 1600 -> 256 -> 10 (no activations: parameters
+   0.weight ... 4.bias), 30.3 MiB of float32. With the default sizes (the first bucket 1
+   MiB, the others 25 MiB; a bucket closes once it holds at least its size) the reverse
+   parameter order fills
+     bucket 0: 4.bias (40 B), 4.weight (10 KiB), 3.bias (1 KiB), 3.weight (1.56 MiB)
+     bucket 1: 2.bias (6.25 KiB), 2.weight (15.6 MiB), 1.bias (10 KiB), 1.weight (10 MiB):
+               25.6 MiB, 15.6 MiB before its last
+     bucket 2: 0.bias (4 KiB), 0.weight (3.06 MiB), what is left.
+   A first bucket of 25 MiB would make 2 buckets, one size for all 4, forward order the
+   same 3 counts but other members. */
+static const int64_t kWide[6] = {784, 1024, 2560, 1600, 256, 10};
+static const int kWideBuckets[10] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2}; /* by reverse index */
+
+static dp_module* make_wide(void) {
+  dp_module *seq = NULL, *m = NULL;
+  ASSERT_OK(dp_module_sequential(g_ctx, &seq));
+  for (int l = 0; l < 5; ++l) {
+    ASSERT_OK(
+        dp_module_linear(g_ctx, kWide[l], kWide[l + 1], 1, (dp_device){DP_DEVICE_CPU, 0}, &m));
+    append(seq, m);
+  }
+  return seq;
+}
+
+/* Default options (NULL): the bucket count is 3, and after one synchronised backward
+   (the buckets are rebuilt only before the next forward) each gradient is a view of its
+   place in its bucket (docs/distributed.md): the parameters of one bucket have adjacent
+   gradients, in reverse order (each begins where the one before it ends), and a bucket's
+   first parameter does not continue the bucket before it. */
+static void default_buckets_are_1_mib_then_25_mib_in_reverse_parameter_order(void** state) {
+  (void)state;
+  dp_module* model = make_wide();
+  dp_device devices[2] = {{DP_DEVICE_CPU, 0}, {DP_DEVICE_CPU, 1}};
+  dp_ddp* ddp = NULL;
+  ASSERT_OK(dp_ddp_create(model, g_group, devices, (size_t)g_local_devices, NULL, 0, NULL, &ddp));
+  size_t buckets = 0;
+  ASSERT_OK(dp_ddp_bucket_count(ddp, &buckets));
+  assert_int_equal(buckets, 3);
+  ddp_backward(ddp, 0, g_rank * 2, 2, 0, 1.0);
+
+  size_t count = 0;
+  ASSERT_OK(dp_module_parameter_count(model, &count));
+  assert_int_equal(count, 10);
+  const unsigned char* end_of_previous = NULL; /* the previous parameter's, in reverse */
+  for (size_t r = 0; r < count; ++r) {
+    const char* name = NULL;
+    dp_tensor *p = NULL, *g = NULL;
+    void* data = NULL;
+    size_t bytes = 0;
+    ASSERT_OK(dp_module_parameter(model, count - 1 - r, &name, &p));
+    ASSERT_OK(dp_tensor_grad(p, &g));
+    ASSERT_OK(dp_tensor_data(g, &data));
+    ASSERT_OK(dp_tensor_nbytes(g, &bytes));
+    const int continues = end_of_previous == (const unsigned char*)data;
+    if (r > 0 && continues != (kWideBuckets[r] == kWideBuckets[r - 1])) {
+      fail_msg("rank %d: the gradient of %s %s the previous parameter's (expected bucket %d)",
+               g_rank, name, continues ? "continues" : "does not continue", kWideBuckets[r]);
+    }
+    end_of_previous = (const unsigned char*)data + bytes;
+    dp_tensor_release(p);
+    dp_tensor_release(g);
+  }
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 /* --- no_sync -------------------------------------------------------------------------- */
 
 static void no_sync_micro_batches_equal_one_step_on_the_k_fold_batch(void** state) {
@@ -1012,6 +1080,7 @@ int main(void) {
       cmocka_unit_test(ddp_cnn_equals_one_process_on_the_global_batch),
       cmocka_unit_test(equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket),
       cmocka_unit_test(ddp_creation_gives_every_rank_rank_0s_parameters_and_buffers),
+      cmocka_unit_test(default_buckets_are_1_mib_then_25_mib_in_reverse_parameter_order),
       cmocka_unit_test(no_sync_micro_batches_equal_one_step_on_the_k_fold_batch),
       cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
