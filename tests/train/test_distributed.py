@@ -240,6 +240,38 @@ def test_only_rank_0_prints_and_writes_files(two_ranks):
     final_json(p.stdout)
 
 
+TEST_IMAGES, EVAL_BATCH = 10000, 1000  # Fashion-MNIST's test set; dp-train's evaluation batch
+
+
+@needs_mpirun
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_each_rank_evaluates_only_its_share_of_the_test_set(dp_train, mpi_plugin, tmp_path,
+                                                            ranks):
+    # The whole-set figures (compared with one process above) would also come out if every
+    # rank evaluated the whole set and nothing were summed over the ranks. Each rank writes
+    # its own trace (DP_TRACE, a relative path, in the rank's own --wdir): the evaluation's
+    # forwards are the DataParallel forwards after the epoch's last optimizer step, and rank
+    # r's rows [r*N/R, (r+1)*N/R) take ceil(rows / 1000) of them (2 ranks: 5 each, 3 ranks:
+    # 4 each), where the whole set would take 10 on every rank.
+    args = ["--distributed", "--devices", "cpu:0", "--limit", "240", "--batch", "60",
+            "--epochs", "1", "--quiet"]
+    cmd = [MPIRUN, *MPIRUN_FLAGS]
+    for r in range(ranks):
+        (tmp_path / f"r{r}").mkdir()
+        cmd += [*([":"] if r else []), "-np", "1", "--wdir", str(tmp_path / f"r{r}"), dp_train,
+                *args]
+    p = bounded(cmd, dict(environment(mpi_plugin, 2), DP_TRACE="trace.json"), tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for r in range(ranks):
+        events = json.loads((tmp_path / f"r{r}" / "trace.json").read_text())["traceEvents"]
+        spans = [e for e in events if e.get("ph") == "X"]
+        trained = max(e["ts"] + e["dur"] for e in spans if e["name"] == "optimizer step")
+        evaluated = [e for e in spans if e["name"] == "data parallel forward"
+                     and e["ts"] >= trained]
+        rows = TEST_IMAGES * (r + 1) // ranks - TEST_IMAGES * r // ranks
+        assert len(evaluated) == -(-rows // EVAL_BATCH), (r, len(evaluated))
+
+
 @needs_mpirun
 def test_a_two_rank_checkpoint_evaluates_alike_in_one_process_and_in_pytorch(
         dp_train, two_ranks, tmp_path, monkeypatch):
