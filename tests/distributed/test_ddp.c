@@ -115,6 +115,37 @@ static void process_group_collectives_match_hand_computed(void** state) {
   ASSERT_ERROR(dp_process_group_rank(g_group, NULL), DP_ERR_INVALID_ARGUMENT, "rank");
 }
 
+/* x rounded to the nearest bfloat16 (ties to even), as a float. */
+static float round_to_bf16(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/* docs/distributed.md, "The two routes round differently": through MPI a bfloat16
+   average is the float32 sum divided by the ranks and rounded to bfloat16 once. Rank r
+   holds 2^r: over 3 ranks 7/3 becomes 2.328125 (NCCL's pre-multiplied sum gives 2.34375
+   in some orders). And rank 0 holds 256, the others 1: over 3 ranks 258 / 3 = 86, where
+   sums rounded to bfloat16 lose the 1s next to 256 (256 + 1 rounds to 256). */
+static void bf16_average_through_mpi_is_the_float32_average_rounded_once(void** state) {
+  (void)state;
+  const float mine[2] = {(float)(1 << g_rank), g_rank == 0 ? 256.0f : 1.0f};
+  dp_tensor *f = vec(DP_FLOAT32, mine, 2), *b16 = NULL, *back = NULL;
+  ASSERT_OK(dp_tensor_to_dtype(f, DP_BFLOAT16, &b16));
+  ASSERT_OK(dp_process_group_allreduce(g_group, b16, DP_REDUCE_AVERAGE));
+  ASSERT_OK(dp_tensor_to_dtype(b16, DP_FLOAT32, &back));
+  float got[2] = {0, 0};
+  ASSERT_OK(dp_tensor_to_host(back, got, sizeof got));
+  assert_true(got[0] == round_to_bf16((float)((1 << g_size) - 1) / (float)g_size));
+  assert_true(got[1] == round_to_bf16((256.0f + (float)(g_size - 1)) / (float)g_size));
+  if (g_size == 3) assert_true(got[0] == 2.328125f && got[1] == 86.0f);
+  dp_tensor_release(f);
+  dp_tensor_release(b16);
+  dp_tensor_release(back);
+}
+
 /* --- training equivalence ------------------------------------------------------------- */
 
 enum fault { NO_FAULT, SUMMED, BUCKET_SKIPPED };
@@ -1076,6 +1107,7 @@ static int teardown(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(process_group_collectives_match_hand_computed),
+      cmocka_unit_test(bf16_average_through_mpi_is_the_float32_average_rounded_once),
       cmocka_unit_test(ddp_mlp_equals_one_process_on_the_global_batch),
       cmocka_unit_test(ddp_cnn_equals_one_process_on_the_global_batch),
       cmocka_unit_test(equivalence_bound_fails_for_summed_gradients_and_a_skipped_bucket),
