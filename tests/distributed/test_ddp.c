@@ -33,6 +33,27 @@ static dp_tensor* vec(dp_dtype dtype, const void* values, int64_t n) {
   return t;
 }
 
+/* Every rank's n values of `dtype`, in rank order (g_size * n), in memory the caller frees. */
+static void* gather_all(dp_dtype dtype, const void* mine, size_t n) {
+  dp_tensor *t = vec(dtype, mine, (int64_t)n), *all = NULL;
+  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
+  const size_t bytes = n * (size_t)g_size * dp_dtype_size(dtype);
+  void* out = malloc(bytes);
+  assert_non_null(out);
+  ASSERT_OK(dp_tensor_to_host(all, out, bytes));
+  dp_tensor_release(t);
+  dp_tensor_release(all);
+  return out;
+}
+
+static float* gather_floats(const float* mine, size_t n) {
+  return gather_all(DP_FLOAT32, mine, n);
+}
+
+static int64_t* gather_int64s(const int64_t* mine, size_t n) {
+  return gather_all(DP_INT64, mine, n);
+}
+
 /* --- the process group ---------------------------------------------------------------- */
 
 static void process_group_collectives_match_hand_computed(void** state) {
@@ -344,17 +365,6 @@ static int64_t* read_state(const dp_module* m, size_t* param_bytes, size_t* n) {
   memcpy(words, all, total);
   free(all);
   return words;
-}
-
-/* Every rank's n int64s, in rank order (g_size * n). */
-static int64_t* gather_int64s(const int64_t* mine, size_t n) {
-  dp_tensor *t = vec(DP_INT64, mine, (int64_t)n), *all = NULL;
-  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
-  int64_t* out = malloc(n * (size_t)g_size * sizeof(int64_t));
-  ASSERT_OK(dp_tensor_to_host(all, out, n * (size_t)g_size * sizeof(int64_t)));
-  dp_tensor_release(t);
-  dp_tensor_release(all);
-  return out;
 }
 
 /* This rank's own values for every parameter (its values plus rank / 4) and buffer
@@ -783,20 +793,6 @@ static void stats_count_each_step_and_its_allreduce(void** state) {
 }
 
 /* --- bfloat16 compression -------------------------------------------------------------- */
-
-/* Every rank's n floats, in rank order (g_size * n). */
-static float* gather_floats(const float* mine, size_t n) {
-  const int64_t shape[1] = {(int64_t)n};
-  dp_tensor *t = NULL, *all = NULL;
-  ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 1, mine, n * sizeof(float),
-                                (dp_device){DP_DEVICE_CPU, 0}, &t));
-  ASSERT_OK(dp_process_group_allgather(g_group, t, &all));
-  float* out = malloc(n * (size_t)g_size * sizeof(float));
-  ASSERT_OK(dp_tensor_to_host(all, out, n * (size_t)g_size * sizeof(float)));
-  dp_tensor_release(t);
-  dp_tensor_release(all);
-  return out;
-}
 
 /* allreduce_dtype DP_BFLOAT16: each averaged gradient travelled as bfloat16, so it is a
    bfloat16 value (its low 16 bits are zero), every rank has the same bits, and it lies
