@@ -386,6 +386,38 @@ static void ddp_averages_gradients_on_the_devices_route(dp_context* ctx, dp_proc
   dp_module_release(model);
 }
 
+/* Without device_ids a rank takes the GPU of its local rank, cuda:(local rank % GPUs)
+   (docs/distributed.md), where the model's parameters already are. */
+static void ddp_without_device_ids_takes_the_gpu_of_its_local_rank(dp_context* ctx,
+                                                                   dp_process_group* g) {
+  const int64_t n = 4;
+  const float v[4] = {1, 2, 3, 4};
+  dp_custom_module_desc desc = DP_CUSTOM_MODULE_DESC_INIT;
+  desc.forward = ddp_forward;
+  dp_module* model = NULL;
+  MUST(dp_module_custom(ctx, &desc, &model));
+  const char* names[2] = {"a", "b"};
+  for (int k = 0; k < 2; ++k) {
+    dp_tensor* p = cuda_tensor(ctx, DP_FLOAT32, &n, 1, v, sizeof v);
+    MUST(dp_tensor_set_requires_grad(p, 1));
+    MUST(dp_module_register_parameter(model, names[k], p));
+    dp_tensor_release(p);
+  }
+  dp_ddp* ddp = NULL;
+  MUST(dp_ddp_create(model, g, NULL, 0, NULL, 0, NULL, &ddp));
+  dp_device devices[4];
+  size_t count = 0;
+  MUST(dp_ddp_devices(ddp, devices, 4, &count));
+  char text[128];
+  snprintf(text, sizeof text, "%zu devices, the first %s:%d; expected cuda:%d alone", count,
+           count && devices[0].type == DP_DEVICE_CUDA ? "cuda" : "cpu",
+           count ? devices[0].index : -1, g_dev.index);
+  check(count == 1 && devices[0].type == DP_DEVICE_CUDA && devices[0].index == g_dev.index,
+        __func__, text);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 /* DDP over `devices` of a model whose parameters live on `where` (one each): creation must
    fail on every rank with DP_ERR_INVALID_ARGUMENT, its message holding `want_a` and
    `want_b` (rank 0's entry and another rank's). */
@@ -535,6 +567,7 @@ int main(void) {
     cpu_and_cuda_collectives_interleave_in_issue_order(ctx, g);
     ddp_averages_gradients_on_the_devices_route(ctx, g, DP_FLOAT32);
     ddp_averages_gradients_on_the_devices_route(ctx, g, DP_BFLOAT16);
+    ddp_without_device_ids_takes_the_gpu_of_its_local_rank(ctx, g);
     if (g_size > 1) ddp_with_cuda_and_cpu_ranks_fails_on_every_rank(ctx, g);
     if (g_size > 1 && gpus >= 2) ddp_with_a_parameter_on_another_device_fails_on_every_rank(ctx, g);
     the_log_names_the_expected_route();
