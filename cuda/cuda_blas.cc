@@ -156,7 +156,10 @@ Blas::Plan& Blas::plan_for(const GemmArgs& g) {
   }
 
   // Bias and ReLU in cuBLASLt's epilogue when some algorithm supports it for this shape;
-  // otherwise the plain product and a kernel after it.
+  // otherwise the plain product and a kernel after it. A bias not 16-byte aligned (a view
+  // at an odd offset) takes the kernel: the heuristic sees the bias pointer, but other
+  // cuBLASLt users report fused biases below that alignment failing at run time, after
+  // the plan is made, where this code has no fallback.
   auto choose = [&](cublasLtEpilogue_t epilogue) {
     if (cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                        sizeof epilogue) != CUBLAS_STATUS_SUCCESS) {
@@ -177,7 +180,8 @@ Blas::Plan& Blas::plan_for(const GemmArgs& g) {
   cublasLtEpilogue_t fused = CUBLASLT_EPILOGUE_DEFAULT;
   if (g.bias) fused = g.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
   if (!g.bias && g.relu) fused = CUBLASLT_EPILOGUE_RELU;
-  if (fused != CUBLASLT_EPILOGUE_DEFAULT && choose(fused)) {
+  const bool bias_aligned = !g.bias || alignment_of(g.bias) >= 16;
+  if (fused != CUBLASLT_EPILOGUE_DEFAULT && bias_aligned && choose(fused)) {
     plan->found = plan->fused_epilogue = true;
   } else {
     plan->found = choose(CUBLASLT_EPILOGUE_DEFAULT);
