@@ -7,8 +7,7 @@
                thread (no communication thread in between): the timeout must still end it
      stall-barrier  right after the group's start, rank 1 sleeps 60 s outside MPI instead
                of joining a barrier: rank 0's timeout must end the whole job, rank 1 with
-               it (MPICH ends a rank that calls MPI_Abort on a duplicate of the world only
-               once the others make progress: 60 s, as the ranks have not talked yet)
+               it
      stall-backward, stall-buffers, stall-order, stall-count, stall-join
                one rank sleeps 60 s outside MPI at a point of a step, alive, so that the
                other surely waits in the step's next collective until its timeout ends the
@@ -65,15 +64,15 @@ static void halt_if_due(const halt* h, int32_t rank, int step, int before_backwa
 /* The halt of the modes kill and stall-* (see the top); 0 for other modes. */
 static int halt_of(const char* mode, halt* h) {
   if (strcmp(mode, "kill") == 0) {
-    *h = (halt){1, 4, 1, 1};
+    *h = (halt){.rank = 1, .step = 4, .before_backward = 1, .die = 1};
   } else if (strcmp(mode, "stall-backward") == 0) {
-    *h = (halt){1, 4, 1, 0};
+    *h = (halt){.rank = 1, .step = 4, .before_backward = 1, .die = 0};
   } else if (strcmp(mode, "stall-buffers") == 0 || strcmp(mode, "stall-count") == 0) {
-    *h = (halt){0, 4, 0, 0};
+    *h = (halt){.rank = 0, .step = 4, .before_backward = 0, .die = 0};
   } else if (strcmp(mode, "stall-order") == 0) {
-    *h = (halt){0, 2, 0, 0};
+    *h = (halt){.rank = 0, .step = 2, .before_backward = 0, .die = 0};
   } else if (strcmp(mode, "stall-join") == 0) {
-    *h = (halt){0, 5, 0, 0};
+    *h = (halt){.rank = 0, .step = 5, .before_backward = 0, .die = 0};
   } else {
     return 0;
   }
