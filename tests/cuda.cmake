@@ -104,6 +104,7 @@ if(DP_MPI_ENABLED)
   function(dp_add_cuda_process_group_tests)
     foreach(_case
         "comm_2ranks|2|DP_TEST_EXPECT_ROUTE=nccl"
+        "comm_3ranks|3|DP_TEST_EXPECT_ROUTE=nccl"
         "two_devices_2ranks|2|DP_FAKE_CUDA_DEVICES=2;DP_TEST_EXPECT_ROUTE=nccl"
         "shared_gpu_2ranks|2|DP_FAKE_CUDA_BUS_ID=0000:3b:00.0;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=share one GPU"
         "env_mpi_2ranks|2|DP_DISTRIBUTED_CUDA=mpi;DP_TEST_EXPECT_ROUTE=staging;DP_TEST_EXPECT_REASON=DP_DISTRIBUTED_CUDA=mpi"
