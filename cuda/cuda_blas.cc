@@ -157,9 +157,9 @@ Blas::Plan& Blas::plan_for(const GemmArgs& g) {
 
   // Bias and ReLU in cuBLASLt's epilogue when some algorithm supports it for this shape;
   // otherwise the plain product and a kernel after it. A bias not 16-byte aligned (a view
-  // at an odd offset) takes the kernel: the heuristic sees the bias pointer, but other
-  // cuBLASLt users report fused biases below that alignment failing at run time, after
-  // the plan is made, where this code has no fallback.
+  // at an odd offset) takes the kernel: the heuristic sees the bias pointer, but Marian's
+  // cuBLASLt code (src/tensors/gpu/prod.cpp) reports fused biases below that alignment
+  // failing at run time on an A100, after the plan is made, where this has no fallback.
   auto choose = [&](cublasLtEpilogue_t epilogue) {
     if (cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                        sizeof epilogue) != CUBLAS_STATUS_SUCCESS) {
