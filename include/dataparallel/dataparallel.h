@@ -1105,10 +1105,11 @@ DP_EXPORT dp_result dp_process_group_size(const dp_process_group* group, int32_t
 DP_EXPORT dp_result dp_process_group_local_rank(const dp_process_group* group, int32_t* rank);
 DP_EXPORT dp_result dp_process_group_local_size(const dp_process_group* group, int32_t* size);
 /** In place: every rank's tensor (same shape and dtype on all) becomes the reduction.
-    Through MPI a bfloat16 tensor is reduced in float32 and rounded once, and an average
-    is the sum divided by the group's size; on NCCL (CUDA tensors) bfloat16 is summed in
-    bfloat16 and an average multiplies each input by 1/size first, so bfloat16 results
-    and averages can differ in their last bits between the two (docs/distributed.md). */
+    Through MPI a bfloat16 tensor is reduced in float32 and rounded to bfloat16 once, and
+    an average is the sum divided by the group's size; on the NCCL route (CUDA tensors, a
+    GPU per rank) bfloat16 is summed in bfloat16 and an average multiplies each input by
+    1/size first, so bfloat16 results and averages can differ in their last bits between
+    the two (docs/distributed.md). */
 DP_EXPORT dp_result dp_process_group_allreduce(dp_process_group* group, dp_tensor* tensor,
                                                dp_reduce_op op);
 /** In place: every rank's tensor becomes rank root's. DP_ERR_OUT_OF_RANGE for a root

@@ -436,6 +436,7 @@ TEST_F(Ops, ConvReluPoolBlockMatchesTheComposedOpsUnderBf16Autocast) {
 // ReLU passes it: near a tie no reference could say where the gradient belongs. The test
 // checks that margin before it trusts its reference.
 TEST_F(Ops, ConvReluPoolBlockUnderBf16AutocastIsWithinTheBoundOfFloat64) {
+  SCOPED_TRACE("seed " + std::to_string(seed_));
   constexpr int N = 2, C = 3, H = 8, W = 8, O = 4, R = 3, P = H / 2;
   constexpr double u = 1.0 / 256;
   std::uniform_real_distribution<double> noise(-1, 1);
