@@ -192,6 +192,9 @@ class CudaBackend final : public Backend {
   // run their float32 path on widened copies (float32_copies.h).
   bool runs_bf16(Bf16Kernel kernel, int dev) const override;
   bool bf16_native(int dev) const override;
+  const char* bf16_not_native_reason(int) const override {
+    return "has no bfloat16 tensor cores (compute capability below 8.0)";
+  }
 
  private:
   friend class ScratchBuffer;

@@ -203,9 +203,7 @@ void Context::note_autocast(Device device) {
   if (autocast_noted_[type].exchange(true)) return;
   log(kLogWarning,
       "autocast: " + device.str() + " " +
-          (device.type == DeviceType::kCpu
-               ? CpuBackend::bf16_not_native_reason()
-               : "has no bfloat16 tensor cores (compute capability below 8.0)") +
+          backend(device.type).bf16_not_native_reason(device.index) +
           ": bfloat16 matmul and convolution compute in float32 and round their results "
           "(correct, but not faster than float32)");
 }

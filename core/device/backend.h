@@ -330,6 +330,12 @@ class Backend {
     (void)dev;
     return false;
   }
+  // Why bf16_native(dev) is false, for the warning a context logs once under autocast
+  // ("cpu:0 <reason>: bfloat16 matmul and convolution compute in float32 ...").
+  virtual const char* bf16_not_native_reason(int dev) const {
+    (void)dev;
+    return "has no native bfloat16";
+  }
 
   // Total memory and multiprocessor count, for DataParallel's imbalance check (CUDA).
   virtual void properties(int dev, uint64_t* total_memory, int* multiprocessors) const {

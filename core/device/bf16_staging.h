@@ -119,6 +119,9 @@ class Bf16Staging final : public Backend {
     return inner_->runs_bf16(kernel, dev);
   }
   bool bf16_native(int dev) const override { return inner_->bf16_native(dev); }
+  const char* bf16_not_native_reason(int dev) const override {
+    return inner_->bf16_not_native_reason(dev);
+  }
   void properties(int dev, uint64_t* total_memory, int* multiprocessors) const override {
     inner_->properties(dev, total_memory, multiprocessors);
   }

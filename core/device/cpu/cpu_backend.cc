@@ -332,7 +332,7 @@ bool CpuBackend::bf16_native(int) const {
   return dnnl_cpu::bf16_native();
 }
 
-const char* CpuBackend::bf16_not_native_reason() {
+const char* CpuBackend::bf16_not_native_reason(int) const {
   return dnnl_cpu::bf16_forced_fp32() ? "runs bfloat16 in float32 (DP_CPU_BF16=fp32)"
                                       : "has no native bfloat16 (AVX512-BF16 or AMX)";
 }

@@ -98,9 +98,8 @@ class CpuBackend final : public Backend {
   // kernel through float32, and all of them on other CPUs (ReLU's backward aside).
   bool runs_bf16(Bf16Kernel kernel, int dev) const override;
   bool bf16_native(int dev) const override;
-  // Why bf16_native is false, for the warning the context logs once: the CPU lacks
-  // AVX512-BF16 and AMX, or DP_CPU_BF16=fp32 asked for float32 compute.
-  static const char* bf16_not_native_reason();
+  // The CPU lacks AVX512-BF16 and AMX, or DP_CPU_BF16=fp32 asked for float32 compute.
+  const char* bf16_not_native_reason(int dev) const override;
 
   // Cached oneDNN primitives of a device (tests check the cache is used).
   size_t primitive_cache_size(int dev) const;
