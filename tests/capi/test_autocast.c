@@ -184,6 +184,27 @@ static void bias_gradient(const float* g, int N, int O, double* exact, double* s
   }
 }
 
+/* The float64 product of a [M, K] and b [K, N], element (i, k) of a read at
+   a[i * a_row + k * a_col] and (k, j) of b at b[k * b_row + j * b_col] (strides that
+   give transposed operands), plus bias[j] unless bias is NULL: exact[i * N + j], and the
+   sum of its terms' magnitudes (the error bound's scale) in scale[i * N + j]. */
+static void float64_product(const float* a, int a_row, int a_col, const float* b, int b_row,
+                            int b_col, const float* bias, int M, int K, int N, double* exact,
+                            double* scale) {
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      double s = bias ? bias[j] : 0, m = bias ? fabs((double)bias[j]) : 0;
+      for (int k = 0; k < K; ++k) {
+        const double term = (double)a[i * a_row + k * a_col] * b[k * b_row + j * b_col];
+        s += term;
+        m += fabs(term);
+      }
+      exact[i * N + j] = s;
+      scale[i * N + j] = m;
+    }
+  }
+}
+
 /* x [N, K], w [O, K], b [O]: linear under autocast, forward and backward, against float64. */
 static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void** state) {
   dp_context* ctx = (dp_context*)*state;
@@ -203,17 +224,7 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
   float got[N * O];
   double exact[N * O], scale[N * O];
   read_values(y, got, N * O);
-  for (int n = 0; n < N; ++n) {
-    for (int o = 0; o < O; ++o) {
-      double s = b[o], m = fabs((double)b[o]);
-      for (int k = 0; k < K; ++k) {
-        s += (double)x[n * K + k] * w[o * K + k];
-        m += fabs((double)x[n * K + k] * w[o * K + k]);
-      }
-      exact[n * O + o] = s;
-      scale[n * O + o] = m;
-    }
-  }
+  float64_product(x, K, 1, w, 1, K, b, N, K, O, exact, scale); /* x w^T + b */
   assert_within("linear", got, exact, scale, N * O, 3);
 
   dp_tensor* tg = make_bf16(ctx, g, ys, 2);
@@ -226,31 +237,16 @@ static void linear_computes_in_bf16_within_the_bound_forward_and_backward(void**
   assert_int_equal(dtype_of(gx), DP_FLOAT32);
   assert_int_equal(dtype_of(gw), DP_FLOAT32);
   assert_int_equal(dtype_of(gb), DP_FLOAT32);
-  float gxv[N * K], gwv[O * K], gbv[O];
+  float gxv[N * K], gwv[O * K], gbv[O], x16[N * K];
   double ex[N * K], sx[N * K], ew[O * K], sw[O * K], eb[O], sb[O];
   read_f32(gx, gxv, N * K);
   read_f32(gw, gwv, O * K);
   read_f32(gb, gbv, O);
-  for (int n = 0; n < N; ++n) {
-    for (int k = 0; k < K; ++k) {
-      ex[n * K + k] = sx[n * K + k] = 0;
-      for (int o = 0; o < O; ++o) {
-        ex[n * K + k] += (double)g[n * O + o] * w[o * K + k];
-        sx[n * K + k] += fabs((double)g[n * O + o] * w[o * K + k]);
-      }
-    }
-  }
+  float64_product(g, O, 1, w, K, 1, NULL, N, O, K, ex, sx); /* g w */
   bias_gradient(g, N, O, eb, sb);
-  for (int o = 0; o < O; ++o) {
-    /* Of x's bfloat16 values: the products are exact in float32. */
-    for (int k = 0; k < K; ++k) {
-      ew[o * K + k] = sw[o * K + k] = 0;
-      for (int n = 0; n < N; ++n) {
-        ew[o * K + k] += (double)g[n * O + o] * round_bf16(x[n * K + k]);
-        sw[o * K + k] += fabs((double)g[n * O + o] * round_bf16(x[n * K + k]));
-      }
-    }
-  }
+  /* Of x's bfloat16 values: the products are exact in float32. */
+  for (int i = 0; i < N * K; ++i) x16[i] = round_bf16(x[i]);
+  float64_product(g, 1, O, x16, K, 1, NULL, O, N, K, ew, sw); /* g^T x */
   assert_within("grad x", gxv, ex, sx, N * K, 2);
   /* The float32 weight and bias get the float32 sums of the bfloat16 products, not
      rounded to bfloat16 (docs/autocast.md): within float32 summation error (the 1e-6 term),
@@ -311,15 +307,7 @@ static void assert_autocast_matmul(const dp_tensor* a, const dp_tensor* b, const
   assert_non_null(exact);
   assert_non_null(scale);
   read_values(y, got, (size_t)(M * N));
-  for (int i = 0; i < M; ++i) {
-    for (int j = 0; j < N; ++j) {
-      exact[i * N + j] = scale[i * N + j] = 0;
-      for (int k = 0; k < K; ++k) {
-        exact[i * N + j] += (double)av[i * K + k] * bv[k * N + j];
-        scale[i * N + j] += fabs((double)av[i * K + k] * bv[k * N + j]);
-      }
-    }
-  }
+  float64_product(av, K, 1, bv, N, 1, NULL, M, K, N, exact, scale);
   assert_within(what, got, exact, scale, (size_t)(M * N), 3);
   free(got);
   free(exact);
@@ -372,24 +360,8 @@ static void matmul_backward_in_bf16_is_within_the_bound_of_float64(void** state)
   double ea[M * K], sa[M * K], eb[K * N], sb[K * N];
   read_f32(ga, gav, M * K);
   read_f32(gb, gbv, K * N);
-  for (int i = 0; i < M; ++i) {
-    for (int k = 0; k < K; ++k) {
-      ea[i * K + k] = sa[i * K + k] = 0;
-      for (int j = 0; j < N; ++j) {
-        ea[i * K + k] += (double)g[i * N + j] * b[k * N + j];
-        sa[i * K + k] += fabs((double)g[i * N + j] * b[k * N + j]);
-      }
-    }
-  }
-  for (int k = 0; k < K; ++k) {
-    for (int j = 0; j < N; ++j) {
-      eb[k * N + j] = sb[k * N + j] = 0;
-      for (int i = 0; i < M; ++i) {
-        eb[k * N + j] += (double)a[i * K + k] * g[i * N + j];
-        sb[k * N + j] += fabs((double)a[i * K + k] * g[i * N + j]);
-      }
-    }
-  }
+  float64_product(g, N, 1, b, 1, N, NULL, M, N, K, ea, sa); /* g b^T */
+  float64_product(a, 1, K, g, N, 1, NULL, K, M, N, eb, sb); /* a^T g */
   assert_within("matmul grad a", gav, ea, sa, M * K, 2);
   assert_within("matmul grad b", gbv, eb, sb, K * N, 2);
   dp_tensor* all[] = {ta, tb, y, tg, ga, gb};
