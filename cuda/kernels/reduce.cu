@@ -371,35 +371,41 @@ __global__ void nll_backward_kernel(const T* grad_out, const int64_t* target, T*
 
 enum class ChannelSum : int { kValues, kSquaredDeviations, kGradients };
 
-// Block (g, c) sums its segment of channel c; partial [C, G, 2] in double.
+// gridDim.y's limit: more channels than this loop over the grid's rows.
+constexpr int64_t kMaxGridY = 65535;
+
+// Block (g, y) sums segment g of channels y, y + gridDim.y, ...; partial [C, G, 2] in
+// double. The channel loop is uniform across the block, so block_sum's barriers hold.
 template <class T>
 __global__ void channel_sums_kernel(ChannelSum what, const T* x, const T* gy, const T* mean,
                                     const T* var, T eps, int64_t N, int64_t C, int64_t S,
                                     int64_t seg, double* partial) {
-  const int64_t c = blockIdx.y, g = blockIdx.x, G = gridDim.x;
+  const int64_t g = blockIdx.x, G = gridDim.x;
   const int64_t count = N * S;
   const int64_t begin = g * seg, end = imin(count, begin + seg);
-  const T m = what == ChannelSum::kValues ? T(0) : mean[c];
-  const T inv = what == ChannelSum::kGradients ? T(1) / elem::sqrt(var[c] + eps) : T(1);
-  double a0 = 0, a1 = 0;
-  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
-    const int64_t n = j / S;
-    const int64_t k = (n * C + c) * S + (j - n * S);
-    if (what == ChannelSum::kValues) {
-      a0 += static_cast<double>(x[k]);
-    } else if (what == ChannelSum::kSquaredDeviations) {
-      const double d = static_cast<double>(x[k] - m);
-      a0 += d * d;
-    } else {
-      a0 += static_cast<double>(gy[k]);
-      a1 += static_cast<double>(gy[k]) * static_cast<double>((x[k] - m) * inv);
+  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+    const T m = what == ChannelSum::kValues ? T(0) : mean[c];
+    const T inv = what == ChannelSum::kGradients ? T(1) / elem::sqrt(var[c] + eps) : T(1);
+    double a0 = 0, a1 = 0;
+    for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+      const int64_t n = j / S;
+      const int64_t k = (n * C + c) * S + (j - n * S);
+      if (what == ChannelSum::kValues) {
+        a0 += static_cast<double>(x[k]);
+      } else if (what == ChannelSum::kSquaredDeviations) {
+        const double d = static_cast<double>(x[k] - m);
+        a0 += d * d;
+      } else {
+        a0 += static_cast<double>(gy[k]);
+        a1 += static_cast<double>(gy[k]) * static_cast<double>((x[k] - m) * inv);
+      }
     }
-  }
-  a0 = block_sum(a0);
-  a1 = block_sum(a1);
-  if (threadIdx.x == 0) {
-    partial[(c * G + g) * 2] = a0;
-    partial[(c * G + g) * 2 + 1] = a1;
+    a0 = block_sum(a0);
+    a1 = block_sum(a1);
+    if (threadIdx.x == 0) {
+      partial[(c * G + g) * 2] = a0;
+      partial[(c * G + g) * 2 + 1] = a1;
+    }
   }
 }
 
@@ -466,8 +472,9 @@ cudaError_t channel_statistic(cudaStream_t s, cudaMemPool_t pool, ChannelSum wha
   Temp partial(s);
   if (cudaError_t e = partial.reset(pool, d.C * G * 2 * sizeof(double)); e != cudaSuccess) return e;
   double* p = static_cast<double*>(partial.get());
+  const int64_t rows = std::max<int64_t>(1, std::min(d.C, kMaxGridY));
   channel_sums_kernel<T>
-      <<<dim3(static_cast<unsigned>(G), static_cast<unsigned>(d.C)), kThreads, 0, s>>>(
+      <<<dim3(static_cast<unsigned>(G), static_cast<unsigned>(rows)), kThreads, 0, s>>>(
           what, x, gy, mean, var, eps, d.N, d.C, d.S, seg, p);
   channel_finish_kernel<T>
       <<<grid_for(d.C), kThreads, 0, s>>>(what, p, G, d.C, static_cast<double>(count), out0, out1);

@@ -350,6 +350,17 @@ TEST_F(CudaOps, BatchNormMatchesTheCpuInTrainingAndEvaluation) {
   expect_close(values(rv_g), values(rv_c), kRtol, "running_var");
 }
 
+// The per-channel sums put channels on the grid's second dimension, which holds at most
+// 65,535 blocks: more channels than that loop over it.
+TEST_F(CudaOps, BatchNormOverMoreChannelsThanAGridHasRowsMatchesTheCpu) {
+  constexpr int64_t kChannels = 65535 + 4465;
+  agree("batch_norm training [4, 70000]",
+        [](auto& x) {
+          return ops::batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), true, 0.1, 1e-5);
+        },
+        {rand({4, kChannels}, -2, 3), rand({kChannels}, 0.5, 1.5), rand({kChannels})});
+}
+
 TEST_F(CudaOps, DropoutDrawsExactlyTheCpuMask) {
   Tensor x = rand({1000, 3});
   Tensor xc = moved(x, cpu(0)), xg = moved(x, cuda(0));
