@@ -28,6 +28,11 @@
 //                       (--side dp|onednn for one of them; bench/instructions_per_call.sh
 //                       counts a side's instructions per call under callgrind)
 //   dp-bench all        everything above but bf16-device and call-cost
+//   dp-bench allreduce, dp-bench ddp
+//                       the benchmarks across processes, programs of their own that link
+//                       MPI (dp-bench-allreduce, dp-bench-ddp beside this one): dp-bench
+//                       runs them in its place with the remaining arguments, so
+//                       `mpirun -np 2 dp-bench allreduce` is `mpirun -np 2 dp-bench-allreduce`
 //
 // Uses only the public C API (plus oneDNN directly, as the sgemm reference).
 #include <dataparallel/dataparallel.h>
@@ -36,6 +41,7 @@
 #include <dnnl.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -49,6 +55,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 extern "C" {
 #include "fashion_mnist.h"
@@ -1154,13 +1162,38 @@ void usage() {
                "usage: dp-bench "
                "[sgemm|linear|copy|train|overhead|scatter|cores|ceiling|bf16|bf16-matmul|bf16-conv|"
                "bf16-device|call-cost|all] "
-               "[--model mlp|cnn] [--devices N] [--limit N] [--calls N] [--side dp|onednn|both]\n");
+               "[--model mlp|cnn] [--devices N] [--limit N] [--calls N] [--side dp|onednn|both]\n"
+               "       mpirun -np 2 dp-bench allreduce|ddp [their arguments]\n");
+}
+
+// Replaces this process with `program` from dp-bench's own directory, passing argv[2..].
+// Returns only when that fails (2, after saying why).
+int run_beside(const char* program, char** argv) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    std::fprintf(stderr, "dp-bench: cannot find its own directory (/proc/self/exe): %s\n",
+                 std::strerror(errno));
+    return 2;
+  }
+  self[n] = '\0';
+  std::string path(self);
+  path = path.substr(0, path.rfind('/') + 1) + program;
+  argv[1] = const_cast<char*>(path.c_str());
+  execv(path.c_str(), argv + 1);
+  std::fprintf(stderr,
+               "dp-bench: cannot run %s: %s (it is built with the MPI plugin, when CMake finds "
+               "MPI)\n",
+               path.c_str(), std::strerror(errno));
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* what = argc > 1 ? argv[1] : "all";
+  if (!std::strcmp(what, "allreduce")) return run_beside("dp-bench-allreduce", argv);
+  if (!std::strcmp(what, "ddp")) return run_beside("dp-bench-ddp", argv);
   const char* model = nullptr;
   int devices = 2;
   size_t limit = 0;
