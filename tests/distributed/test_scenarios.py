@@ -7,11 +7,14 @@ the ranks where the launcher starts them itself, as mpirun does) ended."""
 import json
 import os
 import re
-import signal
 import subprocess
+import sys
 import time
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bounded import run_bounded  # noqa: E402 (tests/bounded.py)
 
 MPIEXEC = [a for a in os.environ.get("DP_MPIEXEC", "mpirun").split(";") if a]
 SCENARIOS = os.environ.get("DP_SCENARIOS", "")
@@ -28,25 +31,13 @@ JOB_TIMEOUT = 45  # seconds: every job the tests expect to end does so within 30
 
 def run_job(mode, ranks=2, timeout_s=20, env=None, wrap=None):
     """Runs ddp_scenarios MODE on `ranks` ranks; returns (exit code, output, seconds). Past
-    JOB_TIMEOUT the launcher's process group is killed, ranks included, and the test fails."""
+    JOB_TIMEOUT the launcher's process group is ended, ranks included, and the test fails
+    (srun's ranks are not in that group: Slurm ends them with the step)."""
     cmd = MPIEXEC + ["-np", str(ranks)] + (wrap or []) + [SCENARIOS, mode]
     started = time.monotonic()
-    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           env={**os.environ, "DP_DISTRIBUTED_TIMEOUT": str(timeout_s),
-                                **(env or {})},
-                           start_new_session=True)
-    try:
-        out, _ = job.communicate(timeout=JOB_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        # SIGTERM first: mpirun then ends its ranks (srun's ranks are not in this session).
-        os.killpg(job.pid, signal.SIGTERM)
-        try:
-            out, _ = job.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(job.pid, signal.SIGKILL)
-            out, _ = job.communicate(timeout=10)
-        pytest.fail(f"{cmd} ran past {JOB_TIMEOUT} s:\n{out}")
-    return job.returncode, out, time.monotonic() - started
+    job = run_bounded(cmd, JOB_TIMEOUT, stderr=subprocess.STDOUT,
+                      env={**os.environ, "DP_DISTRIBUTED_TIMEOUT": str(timeout_s), **(env or {})})
+    return job.returncode, job.stdout, time.monotonic() - started
 
 
 def test_mismatched_models_fail_on_every_rank_naming_the_first_difference():

@@ -13,13 +13,16 @@ import json
 import os
 import runpy
 import shutil
-import signal
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from reference import read_idx, read_safetensors
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bounded import run_bounded  # noqa: E402 (tests/bounded.py)
 
 MPIRUN = shutil.which("mpirun")
 RUN_TIMEOUT = 120  # seconds; mpirun's own --timeout is 90
@@ -62,20 +65,8 @@ def environment(mpi_plugin, cpu_devices):
 
 def bounded(cmd, env, cwd):
     """cmd's CompletedProcess; past RUN_TIMEOUT its process group (mpirun and the ranks) is
-    killed and the test fails."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, cwd=cwd, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            out, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, err = proc.communicate()
-        pytest.fail(f"{cmd} ran past {RUN_TIMEOUT} s:\n{out}\n{err}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    ended and the test fails."""
+    return run_bounded(cmd, RUN_TIMEOUT, env=env, cwd=cwd)
 
 
 MPIRUN_FLAGS = ["--allow-run-as-root", "--oversubscribe", "--timeout", "90"]
