@@ -75,17 +75,3 @@ add_test(NAME distributed_mpi_not_initialised COMMAND test_distributed_no_mpi no
 set_tests_properties(distributed_mpi_not_initialised PROPERTIES LABELS "distributed"
   ENVIRONMENT_MODIFICATION "${DP_MPI_SANITIZER_ENV}")
 add_dependencies(test_distributed_no_mpi dataparallel_mpi)
-
-# `dp-bench allreduce` hands over to dp-bench-allreduce beside it (bench/, configured after
-# tests/ with the same condition), which measures both sides on 2 ranks: two small sizes
-# check that the hand-over and the benchmark run (in the plain builds: a benchmark has
-# nothing for the sanitizers that the suites above do not cover).
-find_package(MPI QUIET COMPONENTS C)
-if(DP_BUILD_EXAMPLES AND TARGET MPI::MPI_C AND NOT CMAKE_CXX_FLAGS MATCHES "sanitize")
-  add_test(NAME bench_dp_bench_allreduce_runs_the_mpi_benchmark
-           COMMAND ${DP_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:dp-bench> allreduce
-                   --min-bytes 1024 --max-bytes 4096 --reps 3)
-  set_tests_properties(bench_dp_bench_allreduce_runs_the_mpi_benchmark PROPERTIES
-    LABELS "distributed" TIMEOUT 60 RUN_SERIAL TRUE
-    PASS_REGULAR_EXPRESSION "over 2 ranks.*\n.*4 KiB +[0-9]+ \\|.*\\| +[0-9.]+x")
-endif()
