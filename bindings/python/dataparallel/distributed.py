@@ -29,7 +29,7 @@ from .devices import device as as_device, from_c
 from .dtypes import dtype_of
 from .errors import Error
 from .nn import Module, _raise_from_forward
-from .parallel import _PHASES, _options as _data_parallel_options
+from .parallel import _PHASES, _ModuleWrapper, _options as _data_parallel_options
 from .tensor import _th, _ths, _wrap
 
 __all__ = ["ProcessGroup", "DistributedDataParallel"]
@@ -169,7 +169,7 @@ class ProcessGroup(Handle):
         return f"ProcessGroup(rank={self.rank}, size={self.size})"
 
 
-class DistributedDataParallel(Handle):
+class DistributedDataParallel(_ModuleWrapper):
     """Wraps `module` for training over the ranks of `group`, as PyTorch's
     DistributedDataParallel: each rank calls it on its own share of the global batch, and
     backward leaves in the module's parameters the gradients averaged over the ranks (the
@@ -328,28 +328,6 @@ class DistributedDataParallel(Handle):
         finally:
             if not self.closed:
                 capi.dp_ddp_set_uneven_inputs(self._h, 0)
-
-    def parameters(self):
-        return self._module.parameters()
-
-    def named_parameters(self):
-        return self._module.named_parameters()
-
-    def train(self, mode=True):
-        self._module.train(mode)
-        return self
-
-    def eval(self):
-        return self.train(False)
-
-    def zero_grad(self):
-        self._module.zero_grad()
-
-    def state_dict(self):
-        return self._module.state_dict()
-
-    def load_state_dict(self, state, strict=True):
-        self._module.load_state_dict(state, strict)
 
     def __repr__(self):
         if self.closed:

@@ -46,7 +46,36 @@ def _options(chunk_sizes, cache_replicas, buffer_sync, alias_cpu, bucket_bytes, 
     return options
 
 
-class DataParallel(Handle):
+class _ModuleWrapper(Handle):
+    """What DataParallel and DistributedDataParallel pass through to the module they wrap
+    (in `_module`), so that a training loop treats the wrapper as the module."""
+
+    __slots__ = ()
+
+    def parameters(self):
+        return self._module.parameters()
+
+    def named_parameters(self):
+        return self._module.named_parameters()
+
+    def train(self, mode=True):
+        self._module.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self):
+        self._module.zero_grad()
+
+    def state_dict(self):
+        return self._module.state_dict()
+
+    def load_state_dict(self, state, strict=True):
+        self._module.load_state_dict(state, strict)
+
+
+class DataParallel(_ModuleWrapper):
     """Wraps `module` for data-parallel forwards.
 
     device_ids: the devices (None: every CUDA device, else every CPU device); the module
@@ -99,28 +128,6 @@ class DataParallel(Handle):
     @property
     def devices(self):
         return [from_c(d) for d in capi.dp_data_parallel_devices(self._h)]
-
-    def parameters(self):
-        return self._module.parameters()
-
-    def named_parameters(self):
-        return self._module.named_parameters()
-
-    def train(self, mode=True):
-        self._module.train(mode)
-        return self
-
-    def eval(self):
-        return self.train(False)
-
-    def zero_grad(self):
-        self._module.zero_grad()
-
-    def state_dict(self):
-        return self._module.state_dict()
-
-    def load_state_dict(self, state, strict=True):
-        self._module.load_state_dict(state, strict)
 
     def save(self, path):
         """The module's state under its own names (no "module." prefix), as safetensors."""

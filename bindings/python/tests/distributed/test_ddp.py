@@ -14,12 +14,17 @@ averaged, or a rank's gradients left out, moves them by more than 1e-2 after one
 test_training_moves_the_parameters_far_past_the_bound checks that they move that far.
 """
 import gc
+import os
+import sys
 import weakref
 
 import numpy as np
 import pytest
 
 import dataparallel as dp
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from wrapper_checks import assert_passes_through_to  # noqa: E402 (the directory above)
 
 BOUND = 1e-6
 D_IN, HIDDEN, CLASSES = 12, 16, 4
@@ -443,6 +448,13 @@ def test_an_optimizer_and_a_checkpoint_take_the_ddp_for_its_module(ctx, group, t
         other = make_model(ctx)
         dp.load(other, path)
         assert max_diff(other, model) == 0
+
+
+def test_the_module_methods_pass_through_to_the_wrapped_module(ctx, group):
+    model = make_model(ctx)
+    with dp.DistributedDataParallel(model, group) as ddp:
+        x, _ = global_batch(55, 2 * RANK_ROWS)
+        assert_passes_through_to(ddp, model, ctx.tensor(rows_of(group.rank, x, x)[0]))
 
 
 # --- bad arguments ----------------------------------------------------------------------
