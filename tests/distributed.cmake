@@ -74,4 +74,6 @@ set_tests_properties(distributed_plugin_missing PROPERTIES LABELS "distributed"
 add_test(NAME distributed_mpi_not_initialised COMMAND test_distributed_no_mpi not-initialised)
 set_tests_properties(distributed_mpi_not_initialised PROPERTIES LABELS "distributed"
   ENVIRONMENT_MODIFICATION "${DP_MPI_SANITIZER_ENV}")
+add_test(NAME distributed_timeout_out_of_range COMMAND test_distributed_no_mpi bad-timeout)
+set_tests_properties(distributed_timeout_out_of_range PROPERTIES LABELS "distributed")
 add_dependencies(test_distributed_no_mpi dataparallel_mpi)

@@ -48,16 +48,24 @@ const MpiPlugin& mpi_plugin() {
   return plugin;
 }
 
+bool timeout_in_range(double seconds) {
+  return seconds >= kMinTimeoutSeconds && seconds <= kMaxTimeoutSeconds;  // false for NaN
+}
+
 double timeout_from_env(double requested) {
-  DP_CHECK(std::isfinite(requested) && requested >= 0, kInvalidArgument,
-           "timeout_seconds = " << requested << " is not a finite number >= 0");
+  DP_CHECK(requested == 0 || timeout_in_range(requested), kInvalidArgument,
+           "timeout_seconds = " << requested << " is outside [" << kMinTimeoutSeconds << ", "
+                                << static_cast<long long>(kMaxTimeoutSeconds)
+                                << "] seconds (a year; 0: the default)");
   if (requested > 0) return requested;
   const char* env = std::getenv("DP_DISTRIBUTED_TIMEOUT");
   if (!env || !*env) return kDefaultTimeoutSeconds;
   char* end = nullptr;
   const double v = std::strtod(env, &end);
-  DP_CHECK(end != env && *end == '\0' && std::isfinite(v) && v > 0, kInvalidArgument,
-           "DP_DISTRIBUTED_TIMEOUT = \"" << env << "\" is not a number of seconds > 0");
+  DP_CHECK(end != env && *end == '\0' && timeout_in_range(v), kInvalidArgument,
+           "DP_DISTRIBUTED_TIMEOUT = \""
+               << env << "\" is not a number of seconds in [" << kMinTimeoutSeconds << ", "
+               << static_cast<long long>(kMaxTimeoutSeconds) << "] (a year)");
   return v;
 }
 

@@ -50,6 +50,11 @@ struct ProcessGroupOptions {
 };
 
 constexpr double kDefaultTimeoutSeconds = 300;
+// The range of a timeout. Past a year no job waits, and far past it a deadline in the
+// steady clock's nanoseconds overflows (the wait would end at once); under a millisecond
+// the communication thread's checks (a quarter of the timeout) would spin.
+constexpr double kMinTimeoutSeconds = 1e-3;
+constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
 
 // One collective on its way: done once the communication thread has run it.
 class Work {

@@ -1062,8 +1062,9 @@ typedef struct dp_process_group dp_process_group;
 
 typedef struct dp_process_group_options {
   size_t struct_size;
-  /** Seconds a collective may wait before the job is aborted; 0: DP_DISTRIBUTED_TIMEOUT
-      (seconds) when set, else 300. */
+  /** Seconds a collective may wait before the job is aborted, from 0.001 to 31536000 (a
+      year; outside: DP_ERR_INVALID_ARGUMENT); 0: DP_DISTRIBUTED_TIMEOUT (seconds) when
+      set, else 300. */
   double timeout_seconds;
 } dp_process_group_options;
 

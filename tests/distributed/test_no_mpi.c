@@ -2,7 +2,10 @@
    single-process training is unaffected. Run without mpirun, one process per case (the
    plugin is loaded once per process):
      test_distributed_no_mpi plugin-missing   (DP_MPI_PLUGIN names a file that is not there)
-     test_distributed_no_mpi not-initialised  (a caller's communicator, MPI never started) */
+     test_distributed_no_mpi not-initialised  (a caller's communicator, MPI never started)
+     test_distributed_no_mpi bad-timeout      (timeouts outside [1 ms, a year], as options
+                                               and as DP_DISTRIBUTED_TIMEOUT, are refused
+                                               before MPI is touched) */
 #include "ddp_util.h"
 
 static int train_one_step(dp_context* ctx) {
@@ -53,6 +56,25 @@ int main(int argc, char** argv) {
   } else if (strcmp(argv[1], "not-initialised") == 0) {
     failed |= expect(dp_process_group_from_mpi_comm(ctx, 0, NULL, &group), DP_ERR_BACKEND,
                      "MPI is not initialised");
+  } else if (strcmp(argv[1], "bad-timeout") == 0) {
+    /* A year and more would overflow the steady clock's deadline far past it; under a
+       millisecond the watch would spin. Neither reaches MPI (no plugin is needed). */
+    const double bad[] = {1e10, 3.2e7, 1e-4, -1, NAN, INFINITY};
+    const char* named[] = {"timeout_seconds = 1e+10",  "timeout_seconds = 3.2e+07",
+                           "timeout_seconds = 0.0001", "timeout_seconds = -1",
+                           "timeout_seconds = nan",    "timeout_seconds = inf"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+      dp_process_group_options o = DP_PROCESS_GROUP_OPTIONS_INIT;
+      o.timeout_seconds = bad[i];
+      failed |=
+          expect(dp_process_group_from_mpi(ctx, &o, &group), DP_ERR_INVALID_ARGUMENT, named[i]);
+      failed |= expect(dp_process_group_from_mpi(ctx, &o, &group), DP_ERR_INVALID_ARGUMENT,
+                       "[0.001, 31536000]");
+    }
+    setenv("DP_DISTRIBUTED_TIMEOUT", "1e12", 1);
+    failed |= expect(dp_process_group_from_mpi(ctx, NULL, &group), DP_ERR_INVALID_ARGUMENT,
+                     "DP_DISTRIBUTED_TIMEOUT = \"1e12\"");
+    unsetenv("DP_DISTRIBUTED_TIMEOUT");
   } else {
     return 2;
   }
