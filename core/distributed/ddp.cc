@@ -16,16 +16,18 @@ namespace {
 
 // One line per parameter and buffer, then the options that shape the collectives: what
 // must agree between the ranks (options that differ would pair collectives of other sizes
-// or types, which MPI does not detect).
+// or types, which MPI does not detect). A parameter's line says whether it is trained:
+// the buckets hold the parameters that require gradients, so a parameter frozen on one
+// rank only would give the ranks buckets of other sizes.
 std::vector<std::string> model_entries(const Module& module, const DdpOptions& options) {
   std::vector<std::string> entries;
-  for (const auto& [kind, named] :
-       {std::pair<const char*, Module::Named>{"parameter", module.named_parameters()},
-        std::pair<const char*, Module::Named>{"buffer", module.named_buffers()}}) {
-    for (const auto& [name, t] : named) {
-      entries.push_back(std::string(kind) + " '" + name + "' (" + dtype_name(t.dtype()) + ", " +
-                        shape_str(t.shape()) + ")");
-    }
+  for (const auto& [name, p] : module.named_parameters()) {
+    entries.push_back("parameter '" + name + "' (" + dtype_name(p.dtype()) + ", " +
+                      shape_str(p.shape()) + (p.requires_grad() ? "" : ", frozen") + ")");
+  }
+  for (const auto& [name, b] : module.named_buffers()) {
+    entries.push_back("buffer '" + name + "' (" + dtype_name(b.dtype()) + ", " +
+                      shape_str(b.shape()) + ")");
   }
   entries.push_back("option 'allreduce_dtype' (" +
                     std::string(dtype_name(options.buckets.allreduce_dtype)) + ")");
@@ -192,14 +194,23 @@ void DistributedDataParallel::rebuild_buckets_once(int64_t step) {
   reducer_->rebuild_buckets(order);
 }
 
-std::pair<int64_t, int64_t> DistributedDataParallel::count_active(bool active, bool sync,
-                                                                  int64_t step) {
-  Tensor counts = Tensor::empty(group_->context(), {2}, DType::kInt64, Device{DeviceType::kCpu, 0});
-  counts.data_as<int64_t>()[0] = active ? 1 : 0;
-  counts.data_as<int64_t>()[1] = sync ? 1 : 0;
-  group_->allreduce(counts, ReduceOp::kSum,
-                    "the count of ranks still training in step " + std::to_string(step));
-  return {counts.data_as<int64_t>()[0], counts.data_as<int64_t>()[1]};
+DistributedDataParallel::StepRanks DistributedDataParallel::ranks_in_step(bool active, bool sync,
+                                                                          int64_t step) {
+  const int n = group_->size();
+  const int64_t mine[2] = {active ? 1 : 0, sync ? 1 : 0};
+  std::vector<int64_t> all(2 * static_cast<size_t>(n));
+  group_->run("allgather", -1, "the count of ranks still training in step " + std::to_string(step),
+              [&](Transport& tr) { tr.allgather(mine, all.data(), sizeof mine); });
+  StepRanks s;
+  s.buffer_root = -1;
+  for (int r = 0; r < n; ++r) {
+    const bool trains = all[2 * static_cast<size_t>(r)] != 0;
+    s.active += trains;
+    s.syncing += all[2 * static_cast<size_t>(r) + 1] != 0;
+    if (trains && s.buffer_root < 0) s.buffer_root = r;
+  }
+  if (s.buffer_root < 0) s.buffer_root = 0;  // none trains: no step, no broadcast
+  return s;
 }
 
 std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& inputs,
@@ -209,10 +220,10 @@ std::vector<Tensor> DistributedDataParallel::forward(const std::vector<Tensor>& 
   ++trained_steps_;
   const bool sync = GradMode::enabled() && grad_sync_;
   sync_stats_->begin_call();
-  if (uneven_inputs_) count_active(true, sync, steps_);
+  const int buffer_root = uneven_inputs_ ? ranks_in_step(true, sync, steps_).buffer_root : 0;
   if (options_.broadcast_buffers && group_->size() > 1) {
     const auto start = std::chrono::steady_clock::now();
-    broadcast_state(false, 0, "in step " + std::to_string(steps_));
+    broadcast_state(false, buffer_root, "in step " + std::to_string(steps_));
     sync_stats_->add(&SyncTimes::buffer_broadcast, seconds_since(start));
   }
   if (sync) rebuild_buckets_once(steps_);
@@ -226,11 +237,13 @@ void DistributedDataParallel::join() {
   for (;;) {
     // The step the ranks still training are in: this rank's next, as its steps_ has kept
     // count with theirs (a joined rank takes part in every step).
-    const auto [active, syncing] = count_active(false, false, steps_ + 1);
-    if (active == 0) break;
+    const StepRanks ranks = ranks_in_step(false, false, steps_ + 1);
+    if (ranks.active == 0) break;
     ++steps_;
-    if (options_.broadcast_buffers) broadcast_state(false, 0, "in step " + std::to_string(steps_));
-    if (syncing > 0) {
+    if (options_.broadcast_buffers && group_->size() > 1) {
+      broadcast_state(false, ranks.buffer_root, "in step " + std::to_string(steps_));
+    }
+    if (ranks.syncing > 0) {
       rebuild_buckets_once(steps_);  // as the ranks still training do before their forward
       reducer_->shadow_step(steps_);
     }

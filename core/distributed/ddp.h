@@ -74,8 +74,15 @@ class DistributedDataParallel {
   // 0's order of the first synchronised backward's gradients (a broadcast) and refills
   // its buckets in it. A collective at each synchronised forward until rank 0 has one.
   void rebuild_buckets_once(int64_t step);
-  // Uneven inputs: [ranks still training, of which syncing gradients] in step `step`.
-  std::pair<int64_t, int64_t> count_active(bool active, bool sync, int64_t step);
+  // Uneven inputs, step `step`: how many ranks still train, how many of those sync their
+  // gradients, and the lowest rank still training, whose buffers the step broadcasts (rank
+  // 0's while it trains; a rank that has joined has stale ones). One allgather.
+  struct StepRanks {
+    int64_t active = 0;
+    int64_t syncing = 0;
+    int buffer_root = 0;
+  };
+  StepRanks ranks_in_step(bool active, bool sync, int64_t step);
 
   std::shared_ptr<ProcessGroup> group_;
   std::unique_ptr<DataParallel> local_;

@@ -608,6 +608,59 @@ static void join_with_uneven_batches_finishes_with_the_documented_average(void**
   dp_module_release(ref);
 }
 
+/* Uneven inputs with a BatchNorm1d and broadcast_buffers: rank r has r + 1 batches, so
+   rank 0 joins first. Before each step the buffers come from the lowest rank still
+   training (a joined rank's are stale), each training rank then folds its own batch mean
+   into the running mean (momentum 0.1), and join ends with the state of the rank that
+   trained longest. The expected running mean follows that rule in float64; taking the
+   buffers from rank 0 throughout would fold rank 0's stale mean back in (off by > 0.1). */
+static void join_takes_the_buffers_of_the_lowest_rank_still_training(void** state) {
+  (void)state;
+  const dp_device cpu0 = {DP_DEVICE_CPU, 0};
+  enum { F = 4 };
+  dp_module* bn = NULL;
+  ASSERT_OK(dp_module_batchnorm1d(g_ctx, F, 1e-5, 0.1, cpu0, &bn));
+  dp_ddp* ddp = make_ddp(bn, 0, 1);
+  ASSERT_OK(dp_ddp_set_uneven_inputs(ddp, 1));
+  /* Rank r's batch of step s (from 0): rows m - 1, m + 1, m - 1, m + 1 with m = 10 (r + 1)
+     + s in every column, so that each half (a replica's, with 2 local devices) has mean m
+     too. */
+#define BATCH_MEAN(r, s) (10.0 * ((r) + 1) + (s))
+  for (int s = 0; s <= g_rank; ++s) {
+    const float m = (float)BATCH_MEAN(g_rank, s);
+    float x[4 * F];
+    for (int i = 0; i < 4 * F; ++i) x[i] = (i / F) % 2 ? m + 1 : m - 1;
+    const int64_t shape[2] = {4, F};
+    dp_tensor *in = NULL, *loss = NULL;
+    ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x, sizeof x, cpu0, &in));
+    dp_tensor* out = forward1(ddp, in);
+    ASSERT_OK(dp_op_sum(out, &loss));
+    ASSERT_OK(dp_backward(loss, NULL, 0));
+    dp_tensor_release(in);
+    dp_tensor_release(out);
+    dp_tensor_release(loss);
+  }
+  ASSERT_OK(dp_ddp_join(ddp));
+  /* Step s: ranks s .. size-1 train, all from the buffers of rank s (the lowest of them)
+     as that rank left them; the last rank trains longest. */
+  double value[8] = {0}, common = 0; /* each rank's running mean after its last step */
+  assert_true(g_size <= 8);
+  for (int s = 0; s < g_size; ++s) {
+    for (int r = s; r < g_size; ++r) value[r] = 0.9 * common + 0.1 * BATCH_MEAN(r, s);
+    if (s + 1 < g_size) common = value[s + 1];
+  }
+  const double last = value[g_size - 1];
+#undef BATCH_MEAN
+  dp_tensor* mean = NULL;
+  ASSERT_OK(dp_module_get(bn, "running_mean", &mean));
+  float got[F];
+  ASSERT_OK(dp_tensor_to_host(mean, got, sizeof got));
+  for (int i = 0; i < F; ++i) assert_true(fabs(got[i] - last) <= 1e-5 * fabs(last));
+  dp_tensor_release(mean);
+  dp_ddp_release(ddp);
+  dp_module_release(bn);
+}
+
 /* --- unused parameters ------------------------------------------------------------------ */
 
 /* y = x wa^T + ba, plus x wb^T + bb when *user_data is non-zero. */
@@ -1033,6 +1086,28 @@ static void ddp_options_that_differ_between_ranks_fail_on_every_rank(void** stat
   dp_module_release(model);
 }
 
+/* A parameter frozen (requires_grad off) on rank 0 only fails creation on every rank,
+   naming it: the buckets hold the trained parameters, so the ranks' buckets would differ
+   in size. Frozen on every rank, the models agree. */
+static void a_parameter_frozen_on_one_rank_only_fails_on_every_rank(void** state) {
+  (void)state;
+  if (g_size < 2) skip();
+  dp_module* model = make_mlp(g_ctx, 16);
+  dp_tensor* w = NULL;
+  ASSERT_OK(dp_module_get(model, "2.weight", &w));
+  ASSERT_OK(dp_tensor_set_requires_grad(w, g_rank != 0));
+  dp_ddp* ddp = NULL;
+  ASSERT_ERROR(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, NULL, &ddp), DP_ERR_INVALID_ARGUMENT,
+               "the ranks' models differ: rank 0 has parameter '2.weight' (float32, [32, 16], "
+               "frozen) where rank 1 has parameter '2.weight' (float32, [32, 16])");
+  assert_null(ddp);
+  ASSERT_OK(dp_tensor_set_requires_grad(w, 0));
+  ASSERT_OK(dp_ddp_create(model, g_group, NULL, 0, NULL, 0, NULL, &ddp));
+  dp_ddp_release(ddp);
+  dp_tensor_release(w);
+  dp_module_release(model);
+}
+
 /* A caller built against the header before allreduce_dtype passes the shorter struct:
    accepted, and the gradients are averaged in float32 (not bfloat16 values). */
 static void an_older_callers_ddp_options_average_in_float32(void** state) {
@@ -1120,12 +1195,14 @@ int main(void) {
       cmocka_unit_test(default_buckets_are_1_mib_then_25_mib_in_reverse_parameter_order),
       cmocka_unit_test(no_sync_micro_batches_equal_one_step_on_the_k_fold_batch),
       cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
+      cmocka_unit_test(join_takes_the_buffers_of_the_lowest_rank_still_training),
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
       cmocka_unit_test(stats_count_each_step_and_its_allreduce),
       cmocka_unit_test(bf16_compressed_allreduce_averages_within_its_bound),
       cmocka_unit_test(buckets_are_rebuilt_in_the_order_of_the_first_steps_gradients),
       cmocka_unit_test(ddp_options_that_differ_between_ranks_fail_on_every_rank),
+      cmocka_unit_test(a_parameter_frozen_on_one_rank_only_fails_on_every_rank),
       cmocka_unit_test(an_older_callers_ddp_options_average_in_float32),
       cmocka_unit_test(ddp_create_rejects_bad_arguments),
   };
