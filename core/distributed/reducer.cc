@@ -213,6 +213,15 @@ void Reducer::check_between_steps() const {
            "the backward of step " << step_ << " failed after rank " << group_->rank()
                                    << " had started its gradient allreduces: the ranks' "
                                       "collectives no longer match; end the job");
+  // A synchronised backward that had begun filling the buckets (its end is queued) and
+  // never ended failed midway. The ranks whose backward ended have queued every bucket's
+  // allreduce, which this rank's next collectives would meet out of step.
+  DP_CHECK(!(armed_ && callback_queued_), kState,
+           "the backward of step " << step_ << " failed on rank " << group_->rank()
+                                   << " after its first gradients had reached their buckets: "
+                                      "the ranks whose backward ended wait in those buckets' "
+                                      "allreduces, and the ranks' collectives no longer "
+                                      "match; end the job");
 }
 
 void Reducer::prepare(bool sync, int64_t step) {

@@ -661,6 +661,44 @@ static void join_takes_the_buffers_of_the_lowest_rank_still_training(void** stat
   dp_module_release(bn);
 }
 
+/* --- a failed backward ------------------------------------------------------------------ */
+
+/* A synchronised backward fails on every rank after the last layer's gradients reached the
+   one bucket (1 MiB holds the whole MLP), before its allreduce is queued: 2.weight, which
+   the middle layer's backward reads, is written in place between forward and backward.
+   The next forward fails on every rank naming the step, where it used to go on and pair
+   this rank's next collectives with the bucket allreduces that a rank whose backward
+   ended has queued. With 2 local devices the module's parameters receive the replicas'
+   summed gradients only after every replica's backward: nothing reaches a bucket before
+   the failure, which is then a forward that no backward followed. */
+static void a_backward_failed_after_its_first_gradients_fails_the_next_forward(void** state) {
+  (void)state;
+  if (g_local_devices > 1) skip();
+  dp_module* model = make_mlp(g_ctx, 16);
+  dp_ddp* ddp = make_ddp(model, 1 << 20, 1);
+  dp_tensor *x, *y, *w = NULL;
+  make_batch(g_ctx, 0, g_rank * kRankBatch, kRankBatch, 0, &x, &y);
+  dp_tensor* out = forward1(ddp, x);
+  dp_tensor* loss = loss_of(out, y, 1.0);
+  ASSERT_OK(dp_module_get(model, "2.weight", &w));
+  float v[16 * 32];
+  ASSERT_OK(dp_tensor_to_host(w, v, sizeof v));
+  ASSERT_OK(dp_tensor_copy_from_host(w, v, sizeof v)); /* the same values, a new version */
+  ASSERT_ERROR(dp_backward(loss, NULL, 0), DP_ERR_STATE, "modified in place");
+  dp_tensor* again = NULL;
+  size_t n = 0;
+  ASSERT_ERROR(dp_ddp_forward(ddp, &x, NULL, 1, &again, 1, &n), DP_ERR_STATE,
+               "the backward of step 1 failed on rank");
+  assert_non_null(strstr(dp_last_error(), "end the job"));
+  dp_tensor_release(w);
+  dp_tensor_release(x);
+  dp_tensor_release(y);
+  dp_tensor_release(out);
+  dp_tensor_release(loss);
+  dp_ddp_release(ddp);
+  dp_module_release(model);
+}
+
 /* --- unused parameters ------------------------------------------------------------------ */
 
 /* y = x wa^T + ba, plus x wb^T + bb when *user_data is non-zero. */
@@ -1196,6 +1234,7 @@ int main(void) {
       cmocka_unit_test(no_sync_micro_batches_equal_one_step_on_the_k_fold_batch),
       cmocka_unit_test(join_with_uneven_batches_finishes_with_the_documented_average),
       cmocka_unit_test(join_takes_the_buffers_of_the_lowest_rank_still_training),
+      cmocka_unit_test(a_backward_failed_after_its_first_gradients_fails_the_next_forward),
       cmocka_unit_test(unused_parameters_get_zero_gradients_without_a_hang),
       cmocka_unit_test(broadcast_buffers_gives_every_rank_rank_0s_statistics),
       cmocka_unit_test(stats_count_each_step_and_its_allreduce),
