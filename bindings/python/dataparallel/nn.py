@@ -276,8 +276,11 @@ class Module(Handle):
         for name, t in mine.items():
             if name in state:
                 value = state[name]
-                if hasattr(value, "detach"):  # a torch tensor
-                    value = value.detach().cpu().numpy()
+                if type(value).__module__.startswith("torch"):  # a torch tensor
+                    value = value.detach().cpu()
+                    if str(value.dtype) == "torch.bfloat16":
+                        value = value.float()  # NumPy has no bfloat16: widened, exactly
+                    value = value.numpy()
                 if tuple(getattr(value, "shape", t.shape)) != t.shape:
                     raise ValueError(f"state_dict[\"{name}\"] has shape {value.shape}, the "
                                      f"module's has {t.shape}")

@@ -12,7 +12,7 @@ from .devices import device as as_device, from_c
 from .dtypes import dtype_of
 from .errors import Error
 from .nn import Module, _Replica, _raise_from_forward
-from .tensor import Tensor, _ths, _wrap
+from .tensor import Tensor, _th, _ths, _wrap
 
 __all__ = ["DataParallel", "scatter", "gather", "replicate", "parallel_apply", "data_parallel"]
 
@@ -156,20 +156,22 @@ def scatter(x, devices, chunk_sizes=None, dim=0):
     """Splits x along dim over the devices (chunk_sizes: one per device, or None for
     torch.chunk's). Fewer pieces than devices when x is small. Differentiable."""
     sizes = None if chunk_sizes is None else [int(c) for c in chunk_sizes]
-    return [_wrap(h, x._ctx) for h in capi.dp_scatter(x._h, _devices(devices), sizes, dim)]
+    return [_wrap(h, x._ctx) for h in capi.dp_scatter(_th(x, "x"), _devices(devices), sizes, dim)]
 
 
 def gather(tensors, output_device, dim=0):
     """Concatenates tensors (any devices) along dim on output_device. Differentiable."""
     tensors = list(tensors)
-    return _wrap(capi.dp_gather([t._h for t in tensors], as_device(output_device), dim),
+    handles = _ths(tensors, "tensor {}")
+    return _wrap(capi.dp_gather(handles, as_device(output_device), dim),
                  tensors[0]._ctx if tensors else None)
 
 
 def replicate(module, devices):
     """Replicas of module (on devices[0]) for each device: replicas[0] is the module
     itself; the others hold broadcast copies of the parameters (gradients flow back)."""
-    replicas = [_Replica(module._ctx, h) for h in capi.dp_replicate(module._h, _devices(devices))]
+    handle = handle_of(module, Module, "module")
+    replicas = [_Replica(module._ctx, h) for h in capi.dp_replicate(handle, _devices(devices))]
     for r in replicas:
         # A Python module's forward is held weakly by its handle: each replica keeps the
         # module alive for as long as the replica may run it.
@@ -181,9 +183,15 @@ def parallel_apply(replicas, inputs, devices):
     """Runs replicas[i] on inputs[i] (a Tensor or a sequence of them, the same count for
     each replica) on devices[i], all at once. Each replica must return one output."""
     per_replica = [[i] if isinstance(i, Tensor) else list(i) for i in inputs]
-    flat = [t._h for group in per_replica for t in group]
+    counts = sorted({len(group) for group in per_replica})
+    if len(counts) > 1:
+        raise ValueError(f"parallel_apply: each replica needs the same number of inputs, not "
+                         f"{[len(group) for group in per_replica]}")
+    flat = [_th(t, f"input {k} of replica {i}") for i, group in enumerate(per_replica)
+            for k, t in enumerate(group)]
+    modules = [handle_of(r, Module, f"replica {i}") for i, r in enumerate(replicas)]
     try:
-        outs = capi.dp_parallel_apply([r._h for r in replicas], flat, _devices(devices))
+        outs = capi.dp_parallel_apply(modules, flat, _devices(devices))
     except Error as e:
         _raise_from_forward(e)
     ctx = replicas[0]._ctx if replicas else None
@@ -196,8 +204,9 @@ def data_parallel(module, inputs, device_ids, output_device=None, dim=0, broadca
     splitting them, as in DataParallel.__call__."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     output = None if output_device is None else as_device(output_device)
+    handle, handles = handle_of(module, Module, "module"), _ths(inputs, "input {}")
     try:
-        outs = capi.dp_data_parallel_apply(module._h, [t._h for t in inputs], broadcast,
+        outs = capi.dp_data_parallel_apply(handle, handles, broadcast,
                                            _devices(device_ids), output, dim)
     except Error as e:
         _raise_from_forward(e)

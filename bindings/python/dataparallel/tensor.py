@@ -213,7 +213,7 @@ class Tensor(Handle):
         """Overwrites the contents from `src` (array-like or Tensor, same number of elements),
         in place (bumps the version). Returns self."""
         if isinstance(src, Tensor):
-            src = src.numpy()
+            src = _contents_for(src, self.dtype)
         capi.dp_tensor_copy_from_host(self._h, _array_for(src, self.dtype))
         return self
 
@@ -238,7 +238,10 @@ class Tensor(Handle):
         """A DLPack capsule sharing this tensor's memory (numpy.from_dlpack and
         torch.from_dlpack take it). CUDA work on the tensor is finished first."""
         if capi.dp_tensor_device(self._h)[0] != DeviceType.cpu:
-            capi.dp_device_synchronize(self._ctx._h, capi.dp_tensor_device(self._h))
+            # The tensor's own context: the Context object may be closed, the library keeps
+            # what the tensor needs.
+            capi.dp_device_synchronize(capi.dp_tensor_context(self._h),
+                                       capi.dp_tensor_device(self._h))
         return capi.dp_tensor_to_dlpack(self._h)
 
     def __dlpack_device__(self):
@@ -446,8 +449,8 @@ def tensor(ctx, data, dtype=None, device=None):
     nearest even, but takes an np.uint16 array as the raw bits."""
     if isinstance(data, Tensor):
         if dtype is None:
-            dtype = data.dtype  # (a bfloat16 tensor's bits would otherwise read as integers)
-        data = data.numpy()
+            dtype = data.dtype
+        data = _contents_for(data, dtype_of(dtype))
     if dtype is None:
         a = np.asarray(data)
         dt = storage_dtype(a.dtype)
@@ -472,6 +475,13 @@ def _th_or_none(x, what):
 def _ths(tensors, what):
     """_th of each tensor; `what` names tensor i by what.format(i) ("input {}")."""
     return [_th(t, what.format(i)) for i, t in enumerate(tensors)]
+
+
+def _contents_for(t, dt):
+    """Tensor t's contents as NumPy, for a tensor of DType dt: its own elements when the
+    dtypes match (a bfloat16 tensor's bits stay bits), else its values (bfloat16 widened to
+    float32, exactly), never its bits read as numbers."""
+    return t.numpy() if t.dtype == dt else t._values()
 
 
 def _array_for(data, dt):

@@ -180,6 +180,20 @@ def test_copy_of_a_bfloat16_tensor_takes_its_bits_unchanged(ctx):
     assert ctx.tensor(t).dtype == dp.bfloat16 and ctx.tensor(t).tolist() == t.tolist()
 
 
+def test_a_bfloat16_tensor_converts_by_value_into_other_dtypes(ctx):
+    b = ctx.tensor([1.0, -2.5, 3.0], dtype=dp.bfloat16)
+    assert ctx.zeros(3).copy_(b).tolist() == [1.0, -2.5, 3.0]  # not its bits, 16256, ...
+    assert dp.tensor(ctx, b, dtype=dp.float32).tolist() == [1.0, -2.5, 3.0]
+    assert dp.tensor(ctx, b, dtype="int64").tolist() == [1, -2, 3]
+    assert dp.tensor(ctx, ctx.tensor([1.0, 0.1]), dtype=dp.bfloat16).tolist() == \
+        [1.0, 0.10009765625]
+    # A module's float32 parameters from bfloat16 values: the library's and torch's.
+    lin = dp.Linear(ctx, 2, 1)
+    lin.load_state_dict({"weight": ctx.tensor([[0.5, -1.5]], dtype=dp.bfloat16),
+                         "bias": torch.tensor([2.25], dtype=torch.bfloat16)})
+    assert lin.weight.tolist() == [[0.5, -1.5]] and lin.bias.tolist() == [2.25]
+
+
 def test_factories_and_scalar_ops_keep_bfloat16(ctx):
     assert ctx.full((2,), 0.1, dtype=dp.bfloat16).tolist() == [0.10009765625] * 2
     assert bits(ctx.zeros((2, 2), dtype="bfloat16").numpy()) == [[0, 0], [0, 0]]

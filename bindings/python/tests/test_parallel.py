@@ -105,6 +105,28 @@ def test_save_load_and_passthroughs(ctx, model, tmp_path):
 
 
 
+def test_stages_refuse_what_is_not_theirs_by_name(ctx, model, tmp_path):
+    devices = ["cpu:0", "cpu:1"]
+    with pytest.raises(TypeError, match="x must be a dataparallel Tensor, not NoneType"):
+        dp.scatter(None, devices)
+    with pytest.raises(TypeError, match="tensor 1 must be a dataparallel Tensor, not ndarray"):
+        dp.gather([ctx.zeros([1, 4]), np.zeros((1, 4))], "cpu:0")
+    with pytest.raises(TypeError, match="module must be a dataparallel Module, not ndarray"):
+        dp.replicate(np.zeros(3), devices)
+    with pytest.raises(TypeError, match="input 0 must be a dataparallel Tensor, not list"):
+        dp.data_parallel(model, [[1.0]], devices)
+    replicas = dp.replicate(model, devices)
+    x = ctx.zeros([2, 4])
+    with pytest.raises(ValueError, match=r"the same number of inputs, not \[1, 2\]"):
+        dp.parallel_apply(replicas, [[x], [x, x]], devices)
+    with pytest.raises(TypeError, match="replica 1 must be a dataparallel Module, not str"):
+        dp.parallel_apply([replicas[0], "m"], [x, x], devices)
+    with pytest.raises(TypeError, match="module must be a dataparallel Module, not NoneType"):
+        dp.save_checkpoint(tmp_path / "c.safetensors", None)
+    with pytest.raises(TypeError, match="optimizer must be a dataparallel Optimizer, not str"):
+        dp.load_checkpoint(tmp_path / "c.safetensors", model, optimizer="sgd")
+
+
 def test_stages_scatter_replicate_parallel_apply_gather(ctx, model, rng):
     devices = ["cpu:0", "cpu:1"]
     x = ctx.tensor(rng.standard_normal((6, 4)).astype(np.float32))
