@@ -95,8 +95,11 @@ public final class DataParallel extends Handle<dp_data_parallel> {
       return this;
     }
 
-    /** Broadcast bucket size in bytes (0: 10 MiB). */
+    /** Broadcast bucket size in bytes (0: 10 MiB); negative throws IllegalArgumentException. */
     public Builder bucketBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("bucketBytes = " + bytes + ": must be >= 0 (0: 10 MiB)");
+      }
       settings.bucketBytes = bytes;
       return this;
     }

@@ -106,6 +106,9 @@ class DataParallelTest {
           () -> DataParallel.builder(m).devices(Device.cpu(0), Device.cpu(4)).build());
       assertEquals(ErrorCode.OUT_OF_RANGE, e.errorCode());
       assertTrue(e.getMessage().contains("4"), e.getMessage());
+      IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+          () -> DataParallel.builder(m).bucketBytes(-1));
+      assertEquals("bucketBytes = -1: must be >= 0 (0: 10 MiB)", bad.getMessage());
       try (DataParallel dp = DataParallel.builder(m).build()) { // every CPU device
         assertEquals(2, dp.devices().size());
         dp.save(dir.resolve("dp.safetensors"));
