@@ -155,17 +155,18 @@ dp_adam_options* dp_adamw_default_options(void) {
     free((void*)$self->chunk_sizes);
     free($self);
   }
-  /* Copies sizes[0..n); n = 0 restores the default (equal chunks). */
+  /* Copies sizes[0..n); n = 0 restores the default (equal chunks), as in C. A copy that
+     cannot be allocated stays NULL with its count, which the library rejects, rather than
+     quietly becoming equal chunks. */
   void set_chunk_sizes(const int64_t* sizes, size_t n) {
     free((void*)$self->chunk_sizes);
     $self->chunk_sizes = NULL;
-    $self->n_chunk_sizes = 0;
+    $self->n_chunk_sizes = n;
     if (n == 0) return;
     int64_t* copy = (int64_t*)malloc(n * sizeof(int64_t));
     if (!copy) return;
     memcpy(copy, sizes, n * sizeof(int64_t));
     $self->chunk_sizes = copy;
-    $self->n_chunk_sizes = n;
   }
 }
 
