@@ -498,7 +498,22 @@ def _array_for(data, dt):
     if source.dtype.kind == "u" and dt == DType.int64 and source.size and \
             int(source.max()) > np.iinfo(np.int64).max:
         raise OverflowError(f"{source.dtype} value {source.max()} does not fit in int64")
+    if source.dtype.kind == "f" and dt == DType.int64:
+        return _floats_to_int64(source)
     return np.asarray(source, dtype=dt.numpy, order="C")  # (ascontiguousarray makes 0-d 1-d)
+
+
+def _floats_to_int64(source):
+    """Floats as int64 by the library's rule (dp_tensor_to_dtype; Java's Tensor.of alike):
+    truncated toward zero, saturating at int64's limits, NaN as 0. NumPy's own cast leaves
+    NaN and out-of-range values undefined (INT64_MIN on x86)."""
+    f = np.trunc(np.nan_to_num(np.asarray(source, np.float64), nan=0.0))
+    out = np.empty(f.shape, np.int64)
+    high, low = f >= 2.0**63, f <= -(2.0**63)
+    mid = ~(high | low)
+    out[mid] = f[mid].astype(np.int64)
+    out[high], out[low] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    return out
 
 
 def from_numpy(ctx, array, copy=True, device=None, dtype=None):

@@ -329,6 +329,17 @@ def test_numpy_scalars_work_as_python_numbers_and_keep_autograd(ctx):
     assert ctx.zeros((np.int64(2), np.int32(3))).shape == (2, 3)
 
 
+def test_floats_become_int64_by_the_librarys_rule(ctx):
+    # Truncated toward zero, saturating, NaN as 0: what the library's own conversion (and
+    # Java's Tensor.of) gives, where NumPy's cast gives INT64_MIN and a warning.
+    values = [np.nan, 1e30, -1e30, np.inf, -2.7, 2.7, 0.0]
+    expected = [0, 2**63 - 1, -2**63, 2**63 - 1, -2, 2, 0]
+    assert ctx.tensor(values, dtype=dp.float64).to(dtype="int64").tolist() == expected
+    assert ctx.tensor(values, dtype="int64").tolist() == expected
+    assert ctx.zeros(7, dtype="int64").copy_(np.array(values)).tolist() == expected
+    assert ctx.tensor(np.float32(-3.5), dtype="int64").tolist() == -3
+
+
 def test_unsigned_values_past_int64_are_refused_not_wrapped(ctx):
     big = np.array([1, 2**63 + 4], np.uint64)
     with pytest.raises(OverflowError, match="9223372036854775812"):
