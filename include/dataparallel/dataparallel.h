@@ -1095,8 +1095,9 @@ DP_EXPORT dp_result dp_process_group_from_mpi(dp_context* ctx,
  * (MPI_Comm_c2f(comm) in C; comm.py2f() in mpi4py), which MPI defines the same way in
  * every implementation. MPI must be initialised with MPI_THREAD_SERIALIZED or more
  * (MPI_THREAD_MULTIPLE lets a timeout abort a rank blocked in a collective; see
- * docs/distributed.md), and stays the caller's: release the group before MPI_Finalize. The group works on its own
- * duplicate of the communicator. Collective over the communicator.
+ * docs/distributed.md), and stays the caller's: release the group before MPI_Finalize.
+ * The group works on its own duplicate of the communicator. Collective over the
+ * communicator.
  */
 DP_EXPORT dp_result dp_process_group_from_mpi_comm(dp_context* ctx, int64_t fortran_comm,
                                                    const dp_process_group_options* options,
