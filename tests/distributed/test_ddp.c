@@ -207,6 +207,22 @@ static dp_tensor* forward1(dp_ddp* ddp, dp_tensor* x) {
   return out;
 }
 
+/* Forward of the rows x[rows][cols] (on cpu:0) through the DDP, then backward of the
+   outputs' sum. */
+static void sum_backward(dp_ddp* ddp, const float* x, int64_t rows, int64_t cols) {
+  const int64_t shape[2] = {rows, cols};
+  dp_tensor *t = NULL, *loss = NULL;
+  ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x,
+                                (size_t)(rows * cols) * sizeof(float),
+                                (dp_device){DP_DEVICE_CPU, 0}, &t));
+  dp_tensor* out = forward1(ddp, t);
+  ASSERT_OK(dp_op_sum(out, &loss));
+  ASSERT_OK(dp_backward(loss, NULL, 0));
+  dp_tensor_release(t);
+  dp_tensor_release(out);
+  dp_tensor_release(loss);
+}
+
 /* Forward and backward of rows [first, first + n) of step s's global batch through the
    DDP (no optimizer step), the loss scaled by `scale`. */
 static void ddp_backward(dp_ddp* ddp, int s, int64_t first, int64_t n, int image, double scale) {
@@ -630,15 +646,7 @@ static void join_takes_the_buffers_of_the_lowest_rank_still_training(void** stat
     const float m = (float)BATCH_MEAN(g_rank, s);
     float x[4 * F];
     for (int i = 0; i < 4 * F; ++i) x[i] = (i / F) % 2 ? m + 1 : m - 1;
-    const int64_t shape[2] = {4, F};
-    dp_tensor *in = NULL, *loss = NULL;
-    ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x, sizeof x, cpu0, &in));
-    dp_tensor* out = forward1(ddp, in);
-    ASSERT_OK(dp_op_sum(out, &loss));
-    ASSERT_OK(dp_backward(loss, NULL, 0));
-    dp_tensor_release(in);
-    dp_tensor_release(out);
-    dp_tensor_release(loss);
+    sum_backward(ddp, x, 4, F);
   }
   ASSERT_OK(dp_ddp_join(ddp));
   /* Step s: ranks s .. size-1 train, all from the buffers of rank s (the lowest of them)
@@ -1014,16 +1022,7 @@ static dp_module* make_reordered(void) {
 static void reordered_backward(dp_ddp* ddp, int s) {
   float x[4 * 300];
   for (int i = 0; i < 4 * 300; ++i) x[i] = sample_value(s, g_rank * 4 + i / 300, i % 300);
-  const int64_t shape[2] = {4, 300};
-  dp_tensor *t = NULL, *loss = NULL;
-  ASSERT_OK(dp_tensor_from_data(g_ctx, DP_FLOAT32, shape, 2, x, sizeof x,
-                                (dp_device){DP_DEVICE_CPU, 0}, &t));
-  dp_tensor* out = forward1(ddp, t);
-  ASSERT_OK(dp_op_sum(out, &loss));
-  ASSERT_OK(dp_backward(loss, NULL, 0));
-  dp_tensor_release(t);
-  dp_tensor_release(out);
-  dp_tensor_release(loss);
+  sum_backward(ddp, x, 4, 300);
 }
 
 /* Whether every element of got is expected within float32 rounding (1e-6 relative). */
