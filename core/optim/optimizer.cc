@@ -72,10 +72,11 @@ void Optimizer::step() {
   }
   if (active.empty()) return;
   auto ctx = params_[0].context();
-  for (size_t i : active) {
-    params_[i].bump_version();
-    prepare(i);
-  }
+  // Every refusal before any change: a parameter whose writes are blocked (a DataParallel
+  // forward reading it) or state that cannot be made leaves the optimizer as it was.
+  for (size_t i : active) params_[i].check_writable();
+  prepare(active);
+  for (size_t i : active) params_[i].bump_version();
 
   // Accelerator parameters: one task per device, on its worker. CPU parameters: laid end
   // to end in one range of elements, which cpu_parallel_for shares out between the CPU
@@ -181,13 +182,18 @@ Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(
   momentum_.resize(params_.size());
 }
 
-void Sgd::prepare(size_t i) {
+void Sgd::prepare(const std::vector<size_t>& active) {
+  std::vector<Tensor> made(active.size());  // the buffers this step creates
+  for (size_t k = 0; o_.momentum != 0 && k < active.size(); ++k) {
+    const Tensor& p = params_[active[k]];
+    if (!momentum_[active[k]].defined()) {
+      made[k] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
+    }
+  }
   first_.resize(params_.size());
-  first_[i] = false;
-  if (o_.momentum != 0 && !momentum_[i].defined()) {
-    const Tensor& p = params_[i];
-    momentum_[i] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
-    first_[i] = true;
+  for (size_t k = 0; k < active.size(); ++k) {
+    first_[active[k]] = made[k].defined();
+    if (made[k].defined()) momentum_[active[k]] = std::move(made[k]);
   }
 }
 
@@ -217,13 +223,23 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o) : Optimizer(std::mo
   t_.assign(params_.size(), 0);
 }
 
-void Adam::prepare(size_t i) {
-  const Tensor& p = params_[i];
-  if (!m_[i].defined()) {
-    m_[i] = ops::zeros(p.context(), p.shape(), p.dtype(), p.device());
-    v_[i] = ops::zeros(p.context(), p.shape(), p.dtype(), p.device());
+void Adam::prepare(const std::vector<size_t>& active) {
+  std::vector<std::pair<Tensor, Tensor>> made(active.size());  // m and v this step creates
+  for (size_t k = 0; k < active.size(); ++k) {
+    const Tensor& p = params_[active[k]];
+    if (!m_[active[k]].defined()) {
+      made[k] = {ops::zeros(p.context(), p.shape(), p.dtype(), p.device()),
+                 ops::zeros(p.context(), p.shape(), p.dtype(), p.device())};
+    }
   }
-  ++t_[i];
+  for (size_t k = 0; k < active.size(); ++k) {
+    const size_t i = active[k];
+    if (made[k].first.defined()) {
+      m_[i] = std::move(made[k].first);
+      v_[i] = std::move(made[k].second);
+    }
+    ++t_[i];
+  }
 }
 
 void Adam::update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) {

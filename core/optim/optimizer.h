@@ -37,8 +37,10 @@ class Optimizer {
   virtual std::vector<Slot> slots(size_t param) = 0;
 
  protected:
-  // Before the update of params_[i]: create its state, count its step (caller's thread).
-  virtual void prepare(size_t i) = 0;
+  // Before the updates of params_[active...]: create their missing state and count their
+  // step (caller's thread). All or nothing: state that cannot be made (out of memory)
+  // throws before any parameter's state changes, so a retried step is still a first one.
+  virtual void prepare(const std::vector<size_t>& active) = 0;
   // Updates elements [begin, end) of params_[i] with gradient g, on device `dev`'s worker
   // (a CPU device other than the parameter's when the update is sliced).
   virtual void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) = 0;
@@ -62,7 +64,7 @@ class Sgd final : public Optimizer {
   }
 
  private:
-  void prepare(size_t i) override;
+  void prepare(const std::vector<size_t>& active) override;
   void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) override;
   SgdOptions o_;
   std::vector<Tensor> momentum_;  // per parameter, created at its first update
@@ -85,7 +87,7 @@ class Adam final : public Optimizer {
   }
 
  private:
-  void prepare(size_t i) override;
+  void prepare(const std::vector<size_t>& active) override;
   void update(size_t i, const Tensor& g, Device dev, int64_t begin, int64_t end) override;
   AdamOptions o_;
   std::vector<Tensor> m_, v_;

@@ -31,7 +31,7 @@ struct Model {
   dp_data_parallel* dp = nullptr;
   dp_optimizer* opt = nullptr;
 
-  Model() {
+  explicit Model(bool adam = false) {
     dp_context_options o = DP_CONTEXT_OPTIONS_INIT;
     o.cpu_devices = 2;
     o.load_cuda = 0;
@@ -50,10 +50,16 @@ struct Model {
     dp_module_release(l);
     const dp_device ids[2] = {cpu(0), cpu(1)};
     ok(dp_data_parallel_create(net, ids, 2, nullptr, 0, nullptr, &dp));
-    dp_sgd_options so = DP_SGD_OPTIONS_INIT;
-    so.lr = 0.1;
-    so.momentum = 0.9;
-    ok(dp_optimizer_sgd(net, &so, &opt));
+    if (adam) {
+      dp_adam_options ao = DP_ADAM_OPTIONS_INIT;
+      ao.lr = 0.01;
+      ok(dp_optimizer_adam(net, &ao, &opt));
+    } else {
+      dp_sgd_options so = DP_SGD_OPTIONS_INIT;
+      so.lr = 0.1;
+      so.momentum = 0.9;
+      ok(dp_optimizer_sgd(net, &so, &opt));
+    }
   }
   ~Model() {
     dp_optimizer_release(opt);
@@ -62,8 +68,9 @@ struct Model {
     dp_context_release(ctx);
   }
 
-  // One step on a fixed batch; the first failing call's result.
-  dp_result step() {
+  // One step on a fixed batch (without `update`, up to the gradients); the first failing
+  // call's result.
+  dp_result step(bool update = true) {
     std::vector<float> xv(8 * 6);
     for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 7) / 7.f - 0.4f;
     const int64_t yv[8] = {0, 1, 2, 0, 1, 2, 2, 1};
@@ -76,7 +83,7 @@ struct Model {
     if (r == DP_OK) r = dp_data_parallel_forward(dp, &x, nullptr, 1, &out, 1, &n);
     if (r == DP_OK) r = dp_op_cross_entropy(out, y, &loss);
     if (r == DP_OK) r = dp_backward(loss, nullptr, 0);
-    if (r == DP_OK) r = dp_optimizer_step(opt);
+    if (r == DP_OK && update) r = dp_optimizer_step(opt);
     for (dp_tensor* t : {x, y, out, loss}) dp_tensor_release(t);
     return r;
   }
@@ -137,6 +144,42 @@ TEST(FaultInjection, EveryAllocationOfATrainingStepFailsCleanlyAndTheNextStepRec
   std::printf("[ fault    ] allocation-failure points exercised: %lld\n",
               static_cast<long long>(points));
   EXPECT_GT(points, 20);
+}
+
+// The first optimizer step makes the optimizer's state (SGD's momentum buffers, Adam's
+// moments). Each of its allocations failing in turn leaves none of it half made: the step
+// retried on the same gradients is a first step (no momentum of uninitialised memory, no
+// Adam step counted twice, no moment without its partner), so two steps later the weights
+// are the reference's bit for bit.
+TEST(FaultInjection, AFailedFirstOptimizerStepIsRetriedAsAFirstStep) {
+  for (const bool adam : {false, true}) {
+    std::vector<float> reference;
+    {
+      Model m(adam);
+      ASSERT_EQ(m.step(), DP_OK);
+      ASSERT_EQ(m.step(), DP_OK);
+      reference = m.weights();
+    }
+    int64_t points = 0;
+    for (int64_t n = 1;; ++n) {
+      Model m(adam);
+      ASSERT_EQ(m.step(false), DP_OK);
+      dp::fault::fail_allocation(n);
+      const dp_result r = dp_optimizer_step(m.opt);
+      const int64_t seen = dp::fault::allocations();
+      dp::fault::fail_allocation(0);
+      if (seen < n) {
+        ASSERT_EQ(r, DP_OK);
+        break;
+      }
+      ++points;
+      ASSERT_EQ(r, DP_ERR_OUT_OF_MEMORY) << "allocation " << n << ": " << dp_last_error();
+      ASSERT_EQ(dp_optimizer_step(m.opt), DP_OK) << dp_last_error();  // the same gradients
+      ASSERT_EQ(m.step(), DP_OK) << dp_last_error();
+      EXPECT_EQ(m.weights(), reference) << (adam ? "Adam" : "SGD") << ", allocation " << n;
+    }
+    EXPECT_GE(points, adam ? 8 : 4);  // 4 parameters: 4 buffers, or 4 pairs of moments
+  }
 }
 
 // A custom module whose forward sleeps on replica 1: the others wait, nothing deadlocks,
