@@ -28,8 +28,9 @@ Optimizer::Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
     DP_CHECK(p.defined(), kInvalidArgument, "params[" << i << "] is missing");
-    DP_CHECK(p.is_leaf() && p.requires_grad(), kInvalidArgument,
-             "params[" << i << "] is not a leaf tensor that requires grad");
+    // A frozen parameter (requires_grad off) is kept, as torch.optim keeps it: it has no
+    // gradient to step with until it is trained again.
+    DP_CHECK(p.is_leaf(), kInvalidArgument, "params[" << i << "] is not a leaf tensor");
     for (size_t j = 0; j < i; ++j) {
       DP_CHECK(!params_[j].same(p), kInvalidArgument,
                "params[" << i << "] is the same tensor as params[" << j << "]");

@@ -788,7 +788,9 @@ typedef struct dp_adam_options {
 /**
  * Optimizers over the module's parameters (as they are now: create the optimizer after
  * moving the module). Update rules are PyTorch's (torch.optim.SGD, Adam, AdamW).
- * options may be NULL for the defaults. The optimizer keeps the parameters alive.
+ * options may be NULL for the defaults. The optimizer keeps the parameters alive. A step
+ * skips a parameter without a gradient, such as a frozen one (requires_grad off), as
+ * PyTorch does.
  */
 DP_EXPORT dp_result dp_optimizer_sgd(const dp_module* m, const dp_sgd_options* options,
                                      dp_optimizer** out);

@@ -183,6 +183,41 @@ static void parameters_without_gradient_are_skipped_by_sgd(void** state) {
   dp_module_release(m);
 }
 
+/* A frozen parameter (requires_grad off before the optimizer exists) is kept, as
+   torch.optim keeps it, and skipped while it has no gradient; trained again, it steps. */
+static void a_frozen_parameter_is_kept_and_skipped_until_it_trains(void** state) {
+  dp_context* ctx = (dp_context*)*state;
+  dp_module* m = make_param_module(ctx, 1);
+  dp_tensor *w = NULL, *b = NULL;
+  ASSERT_OK(dp_module_get(m, "weight", &w));
+  ASSERT_OK(dp_module_get(m, "bias", &b));
+  ASSERT_OK(dp_tensor_set_requires_grad(b, 0));
+  float b0[2], b1[2];
+  read_f32(b, b0, 2);
+  dp_sgd_options o = DP_SGD_OPTIONS_INIT;
+  o.lr = 0.1;
+  o.momentum = 0.9;
+  dp_optimizer* opt = NULL;
+  ASSERT_OK(dp_optimizer_sgd(m, &o, &opt));
+  set_grad_by_backward(ctx, w, OPT_GRADS);
+  ASSERT_OK(dp_optimizer_step(opt));
+  assert_tensor_matches("weight after step 1", w, OPT_SGD_MOMENTUM, OPT_P0_SHAPE, OPT_P0_NDIM);
+  read_f32(b, b1, 2);
+  assert_memory_equal(b1, b0, sizeof b0);
+  /* Trained again: its gradient of ones takes a first momentum step, b - 0.1. */
+  ASSERT_OK(dp_tensor_set_requires_grad(b, 1));
+  const float ones[2] = {1, 1};
+  const int64_t shape[1] = {2};
+  backward_weighted_sum(ctx, b, ones, shape, 1);
+  ASSERT_OK(dp_optimizer_step(opt));
+  read_f32(b, b1, 2);
+  for (int i = 0; i < 2; ++i) assert_float_equal(b1[i], b0[i] - 0.1f, 1e-6);
+  dp_optimizer_release(opt);
+  dp_tensor_release(b);
+  dp_tensor_release(w);
+  dp_module_release(m);
+}
+
 /* PyTorch keeps Adam's step count per parameter, starting at a parameter's first
    gradient: a parameter skipped for two steps then takes a first step, whose size is
    lr * g / (|g| + eps) (the bias corrections cancel exactly). */
@@ -352,6 +387,7 @@ int main(void) {
       cmocka_unit_test(adamw_with_its_default_decay_matches_pytorch_for_four_steps),
       cmocka_unit_test(null_options_mean_the_documented_defaults),
       cmocka_unit_test(parameters_without_gradient_are_skipped_by_sgd),
+      cmocka_unit_test(a_frozen_parameter_is_kept_and_skipped_until_it_trains),
       cmocka_unit_test(adam_counts_steps_per_parameter_from_its_first_gradient),
       cmocka_unit_test(set_lr_changes_the_next_steps),
       cmocka_unit_test(zero_grad_drops_every_gradient),
