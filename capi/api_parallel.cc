@@ -115,7 +115,8 @@ dp_result dp_gather(dp_tensor* const* tensors, size_t n, dp_device output_device
   return guard([&] {
     std::vector<dp::Tensor> ts = unwrap_tensors(tensors, n, "tensors", nullptr, nullptr);
     out_ptr(out, "out");
-    *out = wrap(dp::parallel::gather_one(ts, to_core(output_device), dim), tensors[0]->ctx);
+    dp::Tensor gathered = dp::parallel::gather_one(ts, to_core(output_device), dim);
+    *out = wrap(std::move(gathered), tensors[0]->ctx);  // n > 0 past gather_one
   });
 }
 

@@ -2100,6 +2100,8 @@ BAD(gather__tensors_null, dp_gather(NULL, 2, CPU(0), 0, &o->t), DP_ERR_INVALID_A
     "tensors is NULL")
 BAD(gather__n_0, dp_gather((dp_tensor* const[]){f->x, f->x1}, 0, CPU(0), 0, &o->t),
     DP_ERR_INVALID_ARGUMENT, "tensors is empty (n = 0)")
+BAD(gather__tensors_null_and_n_0, dp_gather(NULL, 0, CPU(0), 0, &o->t), DP_ERR_INVALID_ARGUMENT,
+    "tensors is empty (n = 0)")
 BAD(gather__tensors_1_null, dp_gather((dp_tensor* const[]){f->x, NULL}, 2, CPU(0), 0, &o->t),
     DP_ERR_INVALID_ARGUMENT, "tensors[1] is NULL")
 BAD(gather__tensors_0_is_a_module,
