@@ -52,6 +52,13 @@ DType from_dl(DLDataType t) {
 DLManagedTensor* to_dlpack(const Tensor& t) {
   DP_CHECK(t.defined(), kInvalidArgument, "to_dlpack: tensor is missing");
   auto ctx = t.context();
+  if (!t.device().is_cpu()) {
+    // DLPack 0.6 has no stream handshake: the consumer reads the memory on a stream of its
+    // own (PyTorch's current one), which this library's streams do not order. The
+    // device's work (the kernels that wrote t) finishes first.
+    const Device d = t.device();
+    ctx->run(d, [&] { ctx->backend(d.type).synchronize(d.index); });
+  }
   auto holder = std::make_unique<ExportContext>();
   holder->tensor = t.detach();
   t.impl()->storage->mark_exposed();  // the importer may write it

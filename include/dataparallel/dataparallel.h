@@ -388,7 +388,8 @@ struct DLManagedTensor;
 /**
  * Exports `t` as a DLManagedTensor sharing its memory (no copy). The caller owns the
  * result and must call its `deleter` exactly once (NumPy and PyTorch do this when they
- * take it); the tensor's memory stays alive until then.
+ * take it); the tensor's memory stays alive until then. A CUDA tensor's device finishes
+ * its queued work first, so that a consumer on another stream reads the values written.
  */
 DP_EXPORT dp_result dp_tensor_to_dlpack(const dp_tensor* t, struct DLManagedTensor** out);
 
