@@ -236,12 +236,8 @@ class Tensor(Handle):
     # ---- DLPack ----
     def __dlpack__(self, stream=None):
         """A DLPack capsule sharing this tensor's memory (numpy.from_dlpack and
-        torch.from_dlpack take it). CUDA work on the tensor is finished first."""
-        if capi.dp_tensor_device(self._h)[0] != DeviceType.cpu:
-            # The tensor's own context: the Context object may be closed, the library keeps
-            # what the tensor needs.
-            capi.dp_device_synchronize(capi.dp_tensor_context(self._h),
-                                       capi.dp_tensor_device(self._h))
+        torch.from_dlpack take it). CUDA work on the tensor is finished first (by the
+        library's export)."""
         return capi.dp_tensor_to_dlpack(self._h)
 
     def __dlpack_device__(self):
