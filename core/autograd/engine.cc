@@ -186,14 +186,21 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
       continue;  // the loop sees the error and stops this drain
     }
     std::lock_guard<std::mutex> lock(task->mu);
-    const auto& edges = node->next_edges();
-    for (size_t i = 0; i < edges.size(); ++i) {
-      const Edge& e = edges[i];
-      if (!e.valid()) continue;
-      if (i < outputs.size() && outputs[i].defined()) {
-        add_input(*task, e.fn.get(), e.input_nr, std::move(outputs[i]));
+    try {
+      const auto& edges = node->next_edges();
+      for (size_t i = 0; i < edges.size(); ++i) {
+        const Edge& e = edges[i];
+        if (!e.valid()) continue;
+        if (i < outputs.size() && outputs[i].defined()) {
+          add_input(*task, e.fn.get(), e.input_nr, std::move(outputs[i]));
+        }
+        if (--task->dependencies[e.fn.get()] == 0) enqueue(task, e.fn);
       }
-      if (--task->dependencies[e.fn.get()] == 0) enqueue(task, e.fn);
+    } catch (...) {
+      // No memory to pass the gradients on or queue the next node: the backward fails as
+      // it does for a node's own error (uncaught, it would end a worker's thread, and with
+      // it the process). The loop sees the error, stops and wakes the caller.
+      if (!task->error) task->error = std::current_exception();
     }
     --task->outstanding;
   }
