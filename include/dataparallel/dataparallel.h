@@ -1173,9 +1173,9 @@ typedef struct dp_ddp_options {
  * devices, cpu:0 .. cpu:(CPU devices / local size - 1), at least one. output_device,
  * dim: as dp_data_parallel_create's. options may be NULL.
  * Collective: every rank checks that the models agree (parameter and buffer names,
- * shapes and dtypes), and the options that shape the collectives (bucket_bytes,
- * first_bucket_bytes, broadcast_buffers, allreduce_dtype), and then takes rank 0's
- * parameters and buffers. When they differ, every rank fails with
+ * shapes and dtypes, and which parameters are frozen), and the options that shape the
+ * collectives (bucket_bytes, first_bucket_bytes, broadcast_buffers, allreduce_dtype),
+ * and then takes rank 0's parameters and buffers. When they differ, every rank fails with
  * DP_ERR_INVALID_ARGUMENT and the same message naming the first difference ("the ranks'
  * models differ: rank 0 has parameter '1.weight' (float32, [256, 512]) where rank 1 has
  * ...", or "the ranks' DDP options differ: rank 0 has option 'allreduce_dtype' ...").
