@@ -12,6 +12,7 @@
      report.c, metrics.c, plot.c   progress and results, --metrics, --plot
      errors.c       the exit codes and the one-line failures */
 #include <dataparallel/dataparallel.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,5 +95,10 @@ int main(int argc, char** argv) {
   dp_process_group_release(group);
   dp_context_release(ctx);
   fashion_mnist_free(&data);
+  /* What was printed (the --json line, the report) must have reached stdout: a full disk
+     or a closed pipe is an output that cannot be written. */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    bad_input("cannot write the standard output: %s", strerror(errno));
+  }
   return exit_code;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "errors.h"
 #include "output_file.h"
@@ -28,6 +29,9 @@ void write_metrics(const char* path, const epoch_record* r, size_t n) {
 }
 
 size_t read_metrics(const char* path, int before, epoch_record* r) {
+  /* Only a regular file has a history: opening a FIFO to read would wait for a writer. */
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
   FILE* f = fopen(path, "r");
   if (!f) return 0;
   char line[1024];

@@ -216,6 +216,13 @@ int evaluate_only(trainer* t) {
   }
   const double t0 = now_seconds();
   const eval_result e = evaluate(t);
+  if (!isfinite(e.loss)) { /* every rank has the same reduced loss: all return 1 */
+    if (o->rank == 0) {
+      fprintf(stderr, "dp-train: the test loss of --eval-only %s is %f, not a number to report\n",
+              o->eval_only, e.loss);
+    }
+    return 1;
+  }
   report_evaluation(o, t->d, devices_bf16_native(t->ctx, t->d), t->data->test.n, e.loss, e.accuracy,
                     now_seconds() - t0);
   return 0;
@@ -428,10 +435,19 @@ int train(trainer* t) {
     exit_code = EXIT_INTERRUPTED;
   }
   if (exit_code == 0 && n_records == history) {
-    /* No epoch ran (--resume of a checkpoint at --epochs already): the files still say so. */
+    /* No epoch ran (--resume of a checkpoint at --epochs already): the files still say so,
+       unless the checkpoint's model gives no finite loss. */
     last_eval = evaluate(t);
-    if (o->metrics && writes) write_metrics(o->metrics, records, n_records);
-    if (o->plot && writes) write_plot(o->plot, o, records, n_records);
+    if (!isfinite(last_eval.loss)) {
+      if (o->rank == 0) {
+        fprintf(stderr, "dp-train: the test loss of --resume %s is %f, not a number to report\n",
+                o->resume, last_eval.loss);
+      }
+      exit_code = 1;
+    } else {
+      if (o->metrics && writes) write_metrics(o->metrics, records, n_records);
+      if (o->plot && writes) write_plot(o->plot, o, records, n_records);
+    }
   }
   if (o->json && exit_code == 0) {
     report_json(o, t->d, devices_bf16_native(t->ctx, t->d), last_eval.accuracy, last_eval.loss,

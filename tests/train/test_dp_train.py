@@ -816,6 +816,67 @@ def test_outputs_to_a_fifo_are_written_through_it_and_leave_it_a_fifo(dp_train, 
     assert b'"format"' in received["--checkpoint"][8:8 + header_len]
 
 
+def test_resume_with_a_fifo_for_metrics_writes_through_it_without_reading_it(dp_train,
+                                                                           tmp_path):
+    # A FIFO has no earlier history to keep: opening it to read one would wait for a
+    # writer that never comes (dp-train hung there).
+    ck = tmp_path / "c.st"
+    p = run(dp_train, "--limit", "256", "--epochs", "1", "--quiet", "--checkpoint", str(ck))
+    assert p.returncode == 0, p.stderr
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+    received = []
+
+    def read_all():
+        with open(fifo, "rb") as f:
+            received.append(f.read())
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    p = run(dp_train, "--resume", str(ck), "--epochs", "2", "--quiet", "--metrics", str(fifo),
+            timeout=60)
+    reader.join(timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert received and received[0].startswith(b"epoch,train_loss"), received
+    assert received[0].decode().splitlines()[-1].startswith("2,")
+
+
+def poison(path, name):
+    """Sets the first element of tensor `name` in the safetensors file at path to NaN."""
+    b = bytearray(path.read_bytes())
+    n = struct.unpack("<Q", b[:8])[0]
+    start = 8 + n + json.loads(b[8:8 + n])[name]["data_offsets"][0]
+    b[start:start + 4] = struct.pack("<f", float("nan"))
+    path.write_bytes(bytes(b))
+
+
+def test_a_checkpoint_with_a_nan_parameter_exits_1_without_a_nan_report(dp_train, tmp_path):
+    # Evaluation alone (--eval-only, or --resume of a checkpoint at --epochs already) checks
+    # the test loss as training does: exit 1 and a line, never "test_loss": nan.
+    ck = tmp_path / "c.st"
+    p = run(dp_train, "--limit", "256", "--epochs", "1", "--quiet", "--checkpoint", str(ck))
+    assert p.returncode == 0, p.stderr
+    poison(ck, "4.bias")
+    csv = tmp_path / "m.csv"
+    for args, option in ((["--eval-only", str(ck)], "--eval-only"),
+                         (["--resume", str(ck), "--epochs", "1", "--metrics", str(csv)],
+                          "--resume")):
+        p = run(dp_train, *args, "--json", "--quiet")
+        assert p.returncode == 1, (args, p.returncode, p.stdout, p.stderr)
+        assert "nan" not in p.stdout.lower(), p.stdout
+        assert f"the test loss of {option} {ck} is" in p.stderr, p.stderr
+    assert not csv.exists()
+
+
+def test_a_standard_output_that_cannot_be_written_is_an_error(dp_train):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([dp_train, "--limit", "256", "--epochs", "1", "--json", "--quiet"],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=300,
+                           env=dict(os.environ, DP_CPU_DEVICES="2"))
+    assert p.returncode == 2, p.stderr
+    assert "dp-train: cannot write the standard output: No space left on device" in p.stderr
+
+
 def idx_file(path, magic, dims, payload):
     path.write_bytes(gzip.compress(struct.pack(">I", magic) +
                                    b"".join(struct.pack(">I", d) for d in dims) + payload))
