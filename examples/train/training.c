@@ -209,6 +209,18 @@ static eval_result evaluate(const trainer* t) {
 
 /* ---------------------------------------------------------------------------------- */
 
+/* Whether an evaluation alone (of the checkpoint `file` that `option` names) gave a
+   finite test loss; if not, rank 0 says so. Every rank has the same reduced loss, so all
+   agree. */
+static int finite_evaluation(const options* o, double loss, const char* option, const char* file) {
+  if (isfinite(loss)) return 1;
+  if (o->rank == 0) {
+    fprintf(stderr, "dp-train: the test loss of %s %s is %f, not a number to report\n", option,
+            file, loss);
+  }
+  return 0;
+}
+
 int evaluate_only(trainer* t) {
   const options* o = t->o;
   if (dp_module_load(t->model, o->eval_only) != DP_OK) {
@@ -216,13 +228,7 @@ int evaluate_only(trainer* t) {
   }
   const double t0 = now_seconds();
   const eval_result e = evaluate(t);
-  if (!isfinite(e.loss)) { /* every rank has the same reduced loss: all return 1 */
-    if (o->rank == 0) {
-      fprintf(stderr, "dp-train: the test loss of --eval-only %s is %f, not a number to report\n",
-              o->eval_only, e.loss);
-    }
-    return 1;
-  }
+  if (!finite_evaluation(o, e.loss, "--eval-only", o->eval_only)) return 1;
   report_evaluation(o, t->d, devices_bf16_native(t->ctx, t->d), t->data->test.n, e.loss, e.accuracy,
                     now_seconds() - t0);
   return 0;
@@ -438,11 +444,7 @@ int train(trainer* t) {
     /* No epoch ran (--resume of a checkpoint at --epochs already): the files still say so,
        unless the checkpoint's model gives no finite loss. */
     last_eval = evaluate(t);
-    if (!isfinite(last_eval.loss)) {
-      if (o->rank == 0) {
-        fprintf(stderr, "dp-train: the test loss of --resume %s is %f, not a number to report\n",
-                o->resume, last_eval.loss);
-      }
+    if (!finite_evaluation(o, last_eval.loss, "--resume", o->resume)) {
       exit_code = 1;
     } else {
       if (o->metrics && writes) write_metrics(o->metrics, records, n_records);
