@@ -181,6 +181,7 @@ Sgd::Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(
                << o.momentum << ", dampening = " << o.dampening << ")");
   lr_ = o.lr;
   momentum_.resize(params_.size());
+  first_.resize(params_.size());
 }
 
 void Sgd::prepare(const std::vector<size_t>& active) {
@@ -191,7 +192,6 @@ void Sgd::prepare(const std::vector<size_t>& active) {
       made[k] = Tensor::empty(p.context(), p.shape(), p.dtype(), p.device());
     }
   }
-  first_.resize(params_.size());
   for (size_t k = 0; k < active.size(); ++k) {
     first_[active[k]] = made[k].defined();
     if (made[k].defined()) momentum_[active[k]] = std::move(made[k]);

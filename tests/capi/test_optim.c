@@ -155,6 +155,16 @@ static void null_options_mean_the_documented_defaults(void** state) {
   dp_module_release(m);
 }
 
+/* SGD over m with lr 0.1 and momentum 0.9 (the OPT_SGD_MOMENTUM trajectory's). */
+static dp_optimizer* sgd_with_momentum(const dp_module* m) {
+  dp_sgd_options o = DP_SGD_OPTIONS_INIT;
+  o.lr = 0.1;
+  o.momentum = 0.9;
+  dp_optimizer* opt = NULL;
+  ASSERT_OK(dp_optimizer_sgd(m, &o, &opt));
+  return opt;
+}
+
 static void parameters_without_gradient_are_skipped_by_sgd(void** state) {
   dp_context* ctx = (dp_context*)*state;
   dp_module* m = make_param_module(ctx, 1);
@@ -164,11 +174,7 @@ static void parameters_without_gradient_are_skipped_by_sgd(void** state) {
   ASSERT_OK(dp_module_get(m, "bias", &b));
   float b0[2], b1[2];
   read_f32(b, b0, 2);
-  dp_sgd_options o = DP_SGD_OPTIONS_INIT;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  dp_optimizer* opt = NULL;
-  ASSERT_OK(dp_optimizer_sgd(m, &o, &opt));
+  dp_optimizer* opt = sgd_with_momentum(m);
   set_grad_by_backward(ctx, w, OPT_GRADS); /* the bias gets no gradient */
   dp_tensor* bg = NULL;
   ASSERT_OK(dp_tensor_grad(b, &bg));
@@ -194,11 +200,7 @@ static void a_frozen_parameter_is_kept_and_skipped_until_it_trains(void** state)
   ASSERT_OK(dp_tensor_set_requires_grad(b, 0));
   float b0[2], b1[2];
   read_f32(b, b0, 2);
-  dp_sgd_options o = DP_SGD_OPTIONS_INIT;
-  o.lr = 0.1;
-  o.momentum = 0.9;
-  dp_optimizer* opt = NULL;
-  ASSERT_OK(dp_optimizer_sgd(m, &o, &opt));
+  dp_optimizer* opt = sgd_with_momentum(m);
   set_grad_by_backward(ctx, w, OPT_GRADS);
   ASSERT_OK(dp_optimizer_step(opt));
   assert_tensor_matches("weight after step 1", w, OPT_SGD_MOMENTUM, OPT_P0_SHAPE, OPT_P0_NDIM);
